@@ -1,0 +1,22 @@
+/* Compiled with -std=c99 -pedantic -Werror: the ABI must stay plain C. */
+#include <lapse/lapse.h>
+
+#include <stddef.h>
+#include <stdio.h>
+
+int main(void)
+{
+    lapse_token token = {1u, 0u, 0u};
+    lapse_duration duration;
+    lapse_error error;
+    duration.struct_size = sizeof duration;
+    error.struct_size = sizeof error;
+    /* Frozen layouts: growing them breaks every plugin already built. */
+    if (sizeof(lapse_token) != 16 || offsetof(lapse_duration, start_ns) != 16) {
+        printf("ABI layout changed\n");
+        return 1;
+    }
+    if (offsetof(lapse_plugin, open) <= offsetof(lapse_plugin, capabilities)) return 1;
+    printf("%s %s %u\n", LAPSE_ENTRY_SYMBOL, lapse_status_name(LAPSE_ERROR_INVALID_TOKEN), (unsigned)token.id);
+    return 0;
+}
