@@ -1,0 +1,182 @@
+// lapse core — an open device: submit work, open and close windows, resolve.
+//
+//   lapse::Device dev = runtime.open(lapse::Config::builtin());
+//   lapse::Duration d = dev.profile(0, [&] { dev.submit(0, [](void*) { work(); }); },
+//                                   {.name = "work"});
+//   if (auto iv = d.resolve()) std::printf("%.3f ms (%s)\n", iv->ms(), lapse::to_string(iv->method));
+//
+// profile() is the closure-bracketed helper of the design:
+//   * the backend opens a window        -> DEVICE timing, resolves later;
+//   * the backend answers "no window"   -> the core syncs the stream, reads
+//     the host clock, runs the closure, syncs, reads the clock: SYSTEM;
+//   * the window cannot open            -> the closure STILL runs and the
+//     Duration is FAILED with the error (only the measurement is lost);
+//   * the closure throws                -> the window is abandoned (RAII)
+//     and the exception propagates.
+// The split API (profile_start / profile_end / profile_abandon) does the
+// same, one call at a time, and may end a window on another thread.
+//
+// Hot path: profile_start / profile_end make one plugin call each, do not
+// allocate, lock or log unless a window is named (a named window carries
+// its name for the session). Nothing holds a lock while a closure runs.
+//
+// Thread safety: every member may be called from any thread concurrently,
+// except close() and destruction, which must come after every other call.
+#pragma once
+
+#include <lapse/core/duration.hpp>
+#include <lapse/core/error.hpp>
+#include <lapse/core/export.hpp>
+#include <lapse/core/window.hpp>
+#include <lapse/plugin.h>
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace lapse {
+
+class Session;
+
+// Every stream of the device (for sync).
+inline constexpr Stream all_streams = LAPSE_ALL_STREAMS;
+
+struct DeviceInfo {
+    std::string plugin;          // descriptor name of the top plugin, e.g. "forward"
+    std::string plugin_version;  // its version
+    std::string plugin_file;     // the file it was loaded from
+    std::string name;            // the device's name from describe
+    uint32_t stream_count = 0;
+    uint64_t capabilities = 0;   // LAPSE_CAP_* as opened
+
+    bool has(uint64_t capability) const noexcept { return (capabilities & capability) == capability; }
+};
+
+struct EndOptions {
+    // Make a batching backend run what it still holds queued before the
+    // window closes, so the window holds all the work registered in it.
+    bool flush = false;
+};
+
+struct ProfileOptions {
+    std::string_view name{};  // recorded into the session when not empty
+    bool flush = false;       // as EndOptions::flush
+};
+
+namespace detail {
+LAPSE_CORE_API void work_failed(DeviceCore* device, std::exception_ptr error) noexcept;
+
+// Owns a submitted callable until the stream runs it exactly once.
+template <class F>
+struct WorkBox {
+    DeviceCore* device;
+    F fn;
+
+    static void run(void* user, void* native) noexcept
+    {
+        std::unique_ptr<WorkBox> box(static_cast<WorkBox*>(user));
+        try {
+            if constexpr (std::is_invocable_v<F&, void*>)
+                box->fn(native);
+            else
+                box->fn();
+        } catch (...) {
+            // The exception cannot cross the plugin's C ABI: keep it for
+            // the next sync() on this device to rethrow.
+            work_failed(box->device, std::current_exception());
+        }
+    }
+    static void destroy(void* user) noexcept { delete static_cast<WorkBox*>(user); }
+};
+}  // namespace detail
+
+class LAPSE_CORE_API Device {
+public:
+    Device() noexcept;
+    Device(Device&&) noexcept;
+    Device& operator=(Device&&) noexcept;
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+    // Closes the device (see close()).
+    ~Device();
+
+    explicit operator bool() const noexcept { return core_ != nullptr; }
+    const DeviceInfo& info() const;
+
+    // Hands work to `stream`: `work(void* native)` or `work()`, run exactly
+    // once in stream order. `native` is the stream's native context (the
+    // recording VkCommandBuffer, the CUstream, nullptr on a CPU worker).
+    // Throws Error when the backend refuses the work. An exception thrown
+    // by `work` is kept and rethrown by the next sync().
+    template <class F>
+    void submit(Stream stream, F&& work)
+    {
+        using Box = detail::WorkBox<std::decay_t<F>>;
+        auto* box = new Box{core_.get(), std::forward<F>(work)};
+        submit_raw(stream, &Box::run, box, &Box::destroy);
+    }
+
+    // Waits until the work submitted to `stream` (or all streams) before
+    // the call has finished. Throws Error on a device error, or rethrows
+    // the first exception a submitted work function threw since the last
+    // sync.
+    void sync(Stream stream = all_streams);
+
+    // Opens a window on `stream` (see Window for its three forms). Never
+    // throws for a window that cannot open: the Window carries the error.
+    Window profile_start(Stream stream, std::string_view name = {});
+    // Closes `window` (on its own stream, from any thread) and returns its
+    // Duration: pending for a device window, READY/SYSTEM for a system-time
+    // window, FAILED for a window that could not open or close (the window
+    // is then released, never left open). `window` is closed afterwards.
+    Duration profile_end(Window& window, EndOptions options = {});
+    // Gives the window up. Cannot fail.
+    void profile_abandon(Window& window) noexcept;
+
+    // The closure-bracketed helper (see the top of this file).
+    template <class F>
+    Duration profile(Stream stream, F&& closure, ProfileOptions options = {})
+    {
+        Window window = profile_start(stream, options.name);
+        std::forward<F>(closure)();  // a throw abandons `window` in its destructor
+        return profile_end(window, EndOptions{options.flush});
+    }
+
+    // Resolves many durations with one plugin call, waiting up to
+    // `timeout`. True when every duration is final (ready, not measured or
+    // failed); false when some are still pending.
+    bool resolve(std::span<Duration> durations, std::chrono::nanoseconds timeout = wait_forever);
+
+    // A backend extension by id ("lapse.vulkan.commands/1"), or nullptr.
+    const void* extension(const char* id) const noexcept;
+
+    // Named windows are recorded into `session` when their durations
+    // resolve (null stops recording). The session also receives this
+    // device's backend description.
+    void record_into(std::shared_ptr<Session> session);
+
+    // The raw C ABI handles, for tools and tests that drive the plugin
+    // directly (lapse bench, the conformance suite's misuse cases).
+    const lapse_plugin& plugin() const;
+    lapse_device* handle() const;
+
+    // Closes the device: the backend runs the submitted work, abandons the
+    // windows still open (and logs how many). Every Window and Duration of
+    // this device must be gone or final first. Idempotent; cannot fail.
+    void close() noexcept;
+
+private:
+    friend class Runtime;
+    explicit Device(std::unique_ptr<detail::DeviceCore> core) noexcept;
+    void submit_raw(Stream stream, lapse_work_fn run, void* user, void (*destroy)(void*));
+
+    std::unique_ptr<detail::DeviceCore> core_;
+};
+
+}  // namespace lapse

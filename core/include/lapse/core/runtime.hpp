@@ -1,0 +1,75 @@
+// lapse core — the runtime: loads plugins and opens devices from configs.
+//
+//   lapse::Runtime runtime;                                   // default logger
+//   lapse::Device dev = runtime.open(lapse::Config::from_file("lapse.toml"));
+//
+// open() resolves the [backend] plugin, checks the file (pinned sha256,
+// not world-writable unless allow_insecure), loads it (rtld_now |
+// rtld_local), negotiates the ABI, opens the device, and refuses config
+// keys the plugin did not read. Stacking plugins open their children
+// through the host services; a cycle is refused with its path, and a
+// failure below names every layer on the way
+// ("forward (backend) -> vulkan (backend.inner): <cause>").
+// Every failure throws Error naming the file, key and cause.
+//
+// Devices keep what they need alive: a Runtime may be destroyed before
+// the devices it opened.
+#pragma once
+
+#include <lapse/core/config.hpp>
+#include <lapse/core/device.hpp>
+#include <lapse/core/export.hpp>
+#include <lapse/core/plugin.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace spdlog {
+class logger;
+}
+
+namespace lapse {
+
+struct RuntimeOptions {
+    // Searched before the config's search_paths (and after LAPSE_PLUGIN_PATH).
+    std::vector<std::filesystem::path> search_paths;
+    // Where plugin logs ("[cpu] ...") and the core's own messages go; null
+    // uses the logger named "lapse" (created on stderr when absent).
+    std::shared_ptr<spdlog::logger> logger;
+};
+
+namespace detail {
+struct RuntimeState;
+}
+
+class LAPSE_CORE_API Runtime {
+public:
+    explicit Runtime(RuntimeOptions options = {});
+    Runtime(Runtime&&) noexcept;
+    Runtime& operator=(Runtime&&) noexcept;
+    ~Runtime();
+
+    // Opens the device the config's [backend] table names.
+    Device open(const Config& config);
+    // open(Config::builtin()).
+    Device open_default();
+
+    // Loads a plugin file without opening a device (for `lapse info`):
+    // a name on the search path or a path. `config` supplies search paths
+    // and allow_insecure; relative paths are resolved against its folder
+    // (without a config, against nothing: give an absolute path or a name).
+    PluginLibrary load_plugin(std::string_view name_or_path, const Config* config = nullptr);
+    // Where a plugin name or path resolves to, without loading it.
+    std::filesystem::path find_plugin(std::string_view name_or_path, const Config* config = nullptr) const;
+    // The search path in effect for `config` (or without one).
+    std::vector<std::filesystem::path> search_paths(const Config* config = nullptr) const;
+
+    std::shared_ptr<spdlog::logger> logger() const;
+
+private:
+    std::shared_ptr<detail::RuntimeState> state_;
+};
+
+}  // namespace lapse
