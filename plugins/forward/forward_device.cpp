@@ -1,0 +1,630 @@
+// forward — the device: see forward_device.hpp for what it adds and why.
+#include "forward_device.hpp"
+
+#include <lapse/sdk/error.hpp>
+
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+#include <utility>
+
+namespace lapse::forward {
+
+namespace {
+
+constexpr uint32_t kBatch = 64;  // tokens handed to the inner resolve at once
+
+uint64_t deadline_after(uint64_t timeout_ns) noexcept
+{
+    if (timeout_ns == LAPSE_WAIT_FOREVER) return UINT64_MAX;
+    uint64_t now = static_cast<uint64_t>(sdk::monotonic_ns());
+    return timeout_ns >= UINT64_MAX - 1 - now ? UINT64_MAX - 1 : now + timeout_ns;
+}
+
+uint64_t remaining(uint64_t deadline) noexcept
+{
+    if (deadline == UINT64_MAX) return LAPSE_WAIT_FOREVER;
+    uint64_t now = static_cast<uint64_t>(sdk::monotonic_ns());
+    return deadline > now ? deadline - now : 0;
+}
+
+// Writes every field but struct_size, which belongs to the caller.
+void set_duration(lapse_duration& d, uint32_t state, uint32_t method, uint32_t domain, int64_t start, int64_t end,
+                  lapse_status failure) noexcept
+{
+    d.state = state;
+    d.method = method;
+    d.clock_domain = domain;
+    d.start_ns = start;
+    d.end_ns = end;
+    d.failure = failure;
+    d.reserved = 0;
+}
+
+void copy_duration(lapse_duration& to, const lapse_duration& from) noexcept
+{
+    set_duration(to, from.state, from.method, from.clock_domain, from.start_ns, from.end_ns, from.failure);
+}
+
+void set_failed(lapse_duration& d, lapse_status failure) noexcept
+{
+    set_duration(d, LAPSE_DURATION_FAILED, LAPSE_TIMING_NONE, LAPSE_CLOCK_NONE, 0, 0, failure);
+}
+
+}  // namespace
+
+std::unique_ptr<ForwardDevice> ForwardDevice::open(sdk::Host host, sdk::Config config)
+{
+    sdk::Config inner = config.child("inner");
+    if (!inner) config.reject("inner", "forward needs the backend it stacks on: inner = { plugin = \"...\" }");
+    sdk::Backend backend;
+    try {
+        backend = host.open_backend(inner.node());
+    } catch (const sdk::Error& e) {
+        throw sdk::Error(e.status(), std::string("forward: ") + e.what());
+    }
+    return std::make_unique<ForwardDevice>(host, std::move(backend));
+}
+
+ForwardDevice::ForwardDevice(sdk::Host host, sdk::Backend inner)
+    : host_(host), inner_(std::move(inner)), ip_(&inner_.plugin()), idev_(inner_.device())
+{
+    lapse_device_info info{};
+    info.struct_size = sizeof info;
+    lapse_error error = sdk::make_error();
+    lapse_status status = ip_->describe(idev_, &info, &error);
+    if (status < 0) throw sdk::Error(status, std::string("forward: describing the inner backend: ") + error.message);
+    stream_count_ = info.stream_count;
+    inner_caps_ = info.capabilities;
+    inner_clock_ = (inner_caps_ & LAPSE_CAP_DEVICE_CLOCK) != 0;
+    segmented_ = inner_clock_ && (inner_caps_ & LAPSE_CAP_SINGLE_WINDOW) != 0;
+    if (segmented_) streams_ = std::make_unique<SegmentedStream[]>(stream_count_);
+    table_.reserve_first_chunk();
+}
+
+ForwardDevice::~ForwardDevice()
+{
+    uint32_t open = 0;
+    uint32_t unresolved = 0;
+    table_.for_each_live([&](const Window&, Table::State state) {
+        if (state == Table::kOpen) ++open;
+        if (state == Table::kClosed) ++unresolved;
+    });
+    if (open > 0 || unresolved > 0)
+        host_.warn("forward: closing with " + std::to_string(open) + " window(s) still open and " +
+                   std::to_string(unresolved) + " closed but not resolved; they are abandoned");
+    // Closing the inner backend runs the work still submitted and abandons
+    // its windows (our segments among them).
+    inner_.reset();
+}
+
+lapse_status ForwardDevice::prefixed(lapse_status status, lapse_error* error) const noexcept
+{
+    sdk::prefix_error(error, "forward");
+    return status;
+}
+
+void ForwardDevice::describe(lapse_device_info& info)
+{
+    lapse_device_info in{};
+    in.struct_size = sizeof in;
+    lapse_error error = sdk::make_error();
+    lapse_status status = ip_->describe(idev_, &in, &error);
+    if (status < 0) throw sdk::Error(status, std::string("forward: ") + error.message);
+    in.name[sizeof in.name - 1] = '\0';
+    uint64_t caps = in.capabilities | LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING | LAPSE_CAP_SPLIT_THREADS;
+    caps &= ~uint64_t{LAPSE_CAP_SINGLE_WINDOW};
+    if ((in.capabilities & LAPSE_CAP_DEVICE_CLOCK) == 0) caps |= LAPSE_CAP_HOST_TIMELINE;
+    info.stream_count = in.stream_count;
+    info.capabilities = caps;
+    std::snprintf(info.name, sizeof info.name, "forward(%.*s)", static_cast<int>(sizeof info.name) - 10, in.name);
+}
+
+lapse_status ForwardDevice::sync(lapse_stream stream, lapse_error* error)
+{
+    lapse_status status = ip_->sync(idev_, stream, error);
+    return status < 0 ? prefixed(status, error) : status;
+}
+
+lapse_status ForwardDevice::submit(lapse_stream stream, lapse_work_fn fn, void* user, lapse_error* error)
+{
+    lapse_status status;
+    if (segmented_ && stream < stream_count_) {
+        // Under the stream's lock, so the work lands inside a segment and
+        // never between the close of one and the open of the next.
+        std::lock_guard<std::mutex> lock(streams_[stream].lock);
+        status = ip_->submit(idev_, stream, fn, user, error);
+    } else {
+        status = ip_->submit(idev_, stream, fn, user, error);
+    }
+    return status < 0 ? prefixed(status, error) : status;
+}
+
+// ---- start ---------------------------------------------------------------
+
+lapse_status ForwardDevice::profile_start(lapse_stream stream, lapse_token& token, lapse_error* error)
+{
+    if (stream >= stream_count_)
+        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                          "forward: profile_start: stream %u does not exist (the device has %u)", stream,
+                          stream_count_);
+    if (segmented_) return start_segmented(stream, token, error);
+    if (!inner_clock_) return start_system(stream, token, error);
+
+    uint64_t id = 0;
+    Table::Slot* slot = table_.acquire(id);
+    if (slot == nullptr)
+        return sdk::fail(error, LAPSE_ERROR_CAPACITY,
+                         "forward: profile_start: 16777216 windows are live; resolve or abandon some");
+    lapse_token inner{};
+    lapse_status status = ip_->profile_start(idev_, stream, &inner, error);
+    if (status == LAPSE_OK) {
+        Window& w = slot->record;
+        w.kind = Kind::kInner;
+        w.stream = stream;
+        w.inner = inner;
+        Table::publish(slot, Table::kOpen);
+        token = lapse_token{id, stream, 0};
+        return LAPSE_OK;
+    }
+    table_.release(slot, id);
+    if (status < 0) return prefixed(status, error);
+    // LAPSE_NO_WINDOW: this stream has no clock; forward times it itself.
+    return start_system(stream, token, error);
+}
+
+lapse_status ForwardDevice::start_system(lapse_stream stream, lapse_token& token, lapse_error* error)
+{
+    uint64_t id = 0;
+    Table::Slot* slot = table_.acquire(id);
+    if (slot == nullptr)
+        return sdk::fail(error, LAPSE_ERROR_CAPACITY,
+                         "forward: profile_start: 16777216 windows are live; resolve or abandon some");
+    // Sync first, so work submitted before the window stays out of it.
+    lapse_status status = ip_->sync(idev_, stream, error);
+    if (status < 0) {
+        table_.release(slot, id);
+        return prefixed(status, error);
+    }
+    Window& w = slot->record;
+    w.kind = Kind::kSystem;
+    w.stream = stream;
+    w.a = static_cast<uint64_t>(sdk::monotonic_ns());
+    Table::publish(slot, Table::kOpen);
+    token = lapse_token{id, stream, 0};
+    return LAPSE_OK;
+}
+
+lapse_status ForwardDevice::start_segmented(lapse_stream stream, lapse_token& token, lapse_error* error)
+{
+    SegmentedStream& s = streams_[stream];
+    uint64_t id = 0;
+    Table::Slot* slot = table_.acquire(id);
+    if (slot == nullptr)
+        return sdk::fail(error, LAPSE_ERROR_CAPACITY,
+                         "forward: profile_start: 16777216 windows are live; resolve or abandon some");
+    std::unique_lock<std::mutex> lock(s.lock);
+    if (s.no_clock) {
+        lock.unlock();
+        table_.release(slot, id);
+        return start_system(stream, token, error);
+    }
+    try {
+        s.log.make_room(2);
+    } catch (...) {
+        lock.unlock();
+        table_.release(slot, id);
+        return sdk::fail(error, LAPSE_ERROR_OUT_OF_MEMORY, "forward: profile_start: out of memory");
+    }
+    if (s.inner_open) {
+        // The windows already open continue across this boundary: flush, so
+        // work queued in a batching inner backend lands in their segment.
+        lapse_error ignored = sdk::make_error();
+        close_segment(s, LAPSE_END_FLUSH, &ignored);  // a failure poisons the segment, hence them
+    }
+    const uint64_t first = s.log.next_seq();
+    lapse_token inner{};
+    lapse_status status = ip_->profile_start(idev_, stream, &inner, error);
+    if (status == LAPSE_OK) {
+        Segment g;
+        g.inner = inner;
+        g.refs = ++s.open_windows;
+        g.state = Segment::kOpen;
+        s.log.push(g);
+        s.inner_open = true;
+        Window& w = slot->record;
+        w.kind = Kind::kSegmented;
+        w.stream = stream;
+        w.a = first;
+        Table::publish(slot, Table::kOpen);
+        token = lapse_token{id, stream, 0};
+        return LAPSE_OK;
+    }
+    // The windows already open lost their timeline here: a hole poisons them.
+    if (s.open_windows > 0) s.log.push(SegmentLog::lost(s.open_windows, status < 0 ? status : LAPSE_ERROR_DEVICE));
+    if (status == LAPSE_NO_WINDOW && s.open_windows == 0) {
+        s.no_clock = true;  // this stream has no clock: system time from now on
+        lock.unlock();
+        table_.release(slot, id);
+        return start_system(stream, token, error);
+    }
+    lock.unlock();
+    table_.release(slot, id);
+    if (status < 0) return prefixed(status, error);
+    return sdk::failf(error, LAPSE_ERROR_DEVICE,
+                      "forward: profile_start: the inner backend stopped opening windows on stream %u while "
+                      "others were open",
+                      stream);
+}
+
+// ---- end -----------------------------------------------------------------
+
+lapse_status ForwardDevice::profile_end(lapse_token token, uint32_t flags, lapse_error* error)
+{
+    Table::Slot* slot = nullptr;
+    Table::State was{};
+    if (table_.claim(token.id, Table::bit(Table::kOpen), true, slot, was) != Table::Claim::kOk)
+        return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN,
+                          "forward: profile_end: token %" PRIu64 " is not an open window (unknown, already "
+                          "closed or abandoned)",
+                          token.id);
+    Window& w = slot->record;
+    if (w.stream != token.opened_on) {
+        lapse_stream opened = w.stream;
+        Table::publish(slot, Table::kOpen);
+        return sdk::failf(error, LAPSE_ERROR_WRONG_STREAM,
+                          "forward: profile_end: token %" PRIu64 " was opened on stream %u, not %u", token.id,
+                          opened, token.opened_on);
+    }
+    switch (w.kind) {
+    case Kind::kInner: {
+        lapse_end_options options{sizeof(lapse_end_options), flags};
+        lapse_status status = ip_->profile_end(idev_, w.inner, &options, error);
+        if (status < 0) {
+            // The inner window's fate is the inner backend's: leave ours open
+            // so an abandon reaches it.
+            Table::publish(slot, Table::kOpen);
+            return prefixed(status, error);
+        }
+        Table::publish(slot, Table::kClosed);
+        return LAPSE_OK;
+    }
+    case Kind::kSystem: {
+        // Sync is the flush here: it runs what a batching inner backend holds.
+        lapse_status status = ip_->sync(idev_, w.stream, error);
+        w.b = static_cast<uint64_t>(sdk::monotonic_ns());
+        if (status < 0) w.failure = status;  // the device failed inside the window
+        Table::publish(slot, Table::kClosed);
+        return status < 0 ? prefixed(status, error) : LAPSE_OK;
+    }
+    case Kind::kSegmented: {
+        lapse_status status = end_boundary(w, flags, error);
+        if (status == LAPSE_ERROR_OUT_OF_MEMORY) {
+            Table::publish(slot, Table::kOpen);  // no boundary was taken
+            return prefixed(status, error);
+        }
+        // Closed either way: the boundary is taken. A failed close poisoned
+        // the last segment, so the duration reads FAILED rather than short.
+        Table::publish(slot, Table::kClosed);
+        return status < 0 ? prefixed(status, error) : LAPSE_OK;
+    }
+    case Kind::kNone:
+        break;
+    }
+    Table::publish(slot, Table::kOpen);
+    return sdk::fail(error, LAPSE_ERROR_INTERNAL, "forward: profile_end: a window of no kind");
+}
+
+lapse_status ForwardDevice::end_boundary(Window& w, uint32_t flags, lapse_error* error)
+{
+    SegmentedStream& s = streams_[w.stream];
+    std::lock_guard<std::mutex> lock(s.lock);
+    try {
+        s.log.make_room(1);
+    } catch (...) {
+        return sdk::fail(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_end: out of memory");
+    }
+    const bool continuing = s.open_windows > 1;
+    lapse_status status = close_segment(s, continuing ? (flags | LAPSE_END_FLUSH) : flags, error);
+    w.b = s.log.next_seq() - 1;
+    --s.open_windows;
+    if (continuing) {
+        lapse_error ignored = sdk::make_error();
+        open_segment(s, w.stream, s.open_windows, &ignored);  // a failure is a hole that poisons them
+    }
+    if (status < 0) return status;
+    return LAPSE_OK;
+}
+
+lapse_status ForwardDevice::close_segment(SegmentedStream& s, uint32_t flags, lapse_error* error) noexcept
+{
+    if (!s.inner_open) return LAPSE_OK;
+    s.inner_open = false;
+    Segment& g = s.log.back();
+    lapse_end_options options{sizeof(lapse_end_options), flags};
+    lapse_status status = ip_->profile_end(idev_, g.inner, &options, error);
+    if (status >= 0) {
+        g.state = Segment::kClosed;
+        return LAPSE_OK;
+    }
+    // Free the inner stream's one window so the next segment can open.
+    ip_->profile_abandon(idev_, g.inner);
+    g = SegmentLog::lost(g.refs, status);
+    return status;
+}
+
+lapse_status ForwardDevice::open_segment(SegmentedStream& s, lapse_stream stream, uint32_t refs, lapse_error* error)
+{
+    lapse_token inner{};
+    lapse_status status = ip_->profile_start(idev_, stream, &inner, error);
+    if (status == LAPSE_OK) {
+        Segment g;
+        g.inner = inner;
+        g.refs = refs;
+        g.state = Segment::kOpen;
+        s.log.push(g);
+        s.inner_open = true;
+        return LAPSE_OK;
+    }
+    s.log.push(SegmentLog::lost(refs, status < 0 ? status : LAPSE_ERROR_DEVICE));
+    return status < 0 ? status : LAPSE_ERROR_DEVICE;
+}
+
+// ---- abandon -------------------------------------------------------------
+
+void ForwardDevice::profile_abandon(lapse_token token) noexcept
+{
+    Table::Slot* slot = nullptr;
+    Table::State was{};
+    if (table_.claim(token.id, Table::bit(Table::kOpen) | Table::bit(Table::kClosed), true, slot, was) !=
+        Table::Claim::kOk)
+        return;  // unknown tokens are ignored
+    Window& w = slot->record;
+    if (w.stream != token.opened_on) {
+        // Abandon cannot fail, and acting on a stream the caller did not
+        // name would be a guess: the window stays as it was.
+        Table::publish(slot, was);
+        return;
+    }
+    switch (w.kind) {
+    case Kind::kInner:
+        ip_->profile_abandon(idev_, w.inner);
+        break;
+    case Kind::kSegmented: {
+        SegmentedStream& s = streams_[w.stream];
+        if (was == Table::kOpen) {
+            lapse_error ignored = sdk::make_error();
+            if (end_boundary(w, 0, &ignored) == LAPSE_ERROR_OUT_OF_MEMORY) {
+                // Could not take the boundary; leave the window open rather
+                // than corrupt the others' segments.
+                Table::publish(slot, was);
+                return;
+            }
+        }
+        std::lock_guard<std::mutex> lock(s.lock);
+        release_segments(s, w.a, w.b);
+        break;
+    }
+    case Kind::kSystem:
+    case Kind::kNone:
+        break;
+    }
+    table_.release(slot, token.id);
+}
+
+void ForwardDevice::release_segments(SegmentedStream& s, uint64_t first, uint64_t last) noexcept
+{
+    for (uint64_t seq = first; seq <= last; ++seq) {
+        Segment& g = s.log.at(seq);
+        if (--g.refs > 0) continue;
+        if (g.state == Segment::kClosed) ip_->profile_abandon(idev_, g.inner);
+        g.state = Segment::kReleased;
+    }
+    s.log.trim();
+}
+
+// ---- resolve -------------------------------------------------------------
+
+lapse_status ForwardDevice::resolve_inner_batch(const lapse_token* inner, lapse_duration* scratch, uint32_t n,
+                                                uint64_t deadline_ns, lapse_error* error)
+{
+    for (uint32_t i = 0; i < n; ++i) {
+        scratch[i] = lapse_duration{};
+        scratch[i].struct_size = sizeof(lapse_duration);
+    }
+    lapse_status status = ip_->resolve(idev_, inner, scratch, n, remaining(deadline_ns), error);
+    return status < 0 ? prefixed(status, error) : status;
+}
+
+lapse_status ForwardDevice::resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count,
+                                    uint64_t timeout_ns, lapse_error* error)
+{
+    const uint64_t deadline = deadline_after(timeout_ns);
+    lapse_status first_error = LAPSE_OK;
+    bool pending = false;
+    // The caller's error struct receives the first error only.
+    auto error_slot = [&]() { return first_error == LAPSE_OK ? error : nullptr; };
+    auto note = [&](lapse_status status) {
+        if (status < 0 && first_error == LAPSE_OK) first_error = status;
+    };
+
+    lapse_token batch[kBatch];
+    lapse_duration scratch[kBatch];
+    uint32_t where[kBatch];
+    Table::Slot* slots[kBatch];
+    uint32_t n = 0;
+    auto run_batch = [&]() {
+        if (n == 0) return;
+        note(resolve_inner_batch(batch, scratch, n, deadline, error_slot()));
+        for (uint32_t k = 0; k < n; ++k) {
+            copy_duration(out[where[k]], scratch[k]);
+            if (scratch[k].state == LAPSE_DURATION_PENDING) {
+                pending = true;
+                Table::publish(slots[k], Table::kClosed);
+            } else {
+                table_.release(slots[k], tokens[where[k]].id);
+            }
+        }
+        n = 0;
+    };
+
+    for (uint32_t i = 0; i < count; ++i) {
+        const lapse_token& token = tokens[i];
+        Table::Slot* slot = nullptr;
+        Table::State was{};
+        // Busy means another call holds this window right now (its end is in
+        // flight, or the same token appears twice here): not ready yet.
+        Table::Claim claim = table_.claim(token.id, Table::bit(Table::kClosed), false, slot, was);
+        if (claim == Table::Claim::kBusy) {
+            set_duration(out[i], LAPSE_DURATION_PENDING, LAPSE_TIMING_NONE, LAPSE_CLOCK_NONE, 0, 0, LAPSE_OK);
+            pending = true;
+            continue;
+        }
+        if (claim == Table::Claim::kInvalid) {
+            set_failed(out[i], LAPSE_ERROR_INVALID_TOKEN);
+            if (first_error == LAPSE_OK)
+                sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN,
+                           "forward: resolve: token %" PRIu64 " is not a closed window (unknown, still open, "
+                           "abandoned or already resolved)",
+                           token.id);
+            note(LAPSE_ERROR_INVALID_TOKEN);
+            continue;
+        }
+        Window& w = slot->record;
+        if (w.stream != token.opened_on) {
+            lapse_stream opened = w.stream;
+            Table::publish(slot, Table::kClosed);
+            set_failed(out[i], LAPSE_ERROR_WRONG_STREAM);
+            if (first_error == LAPSE_OK)
+                sdk::failf(error, LAPSE_ERROR_WRONG_STREAM,
+                           "forward: resolve: token %" PRIu64 " was opened on stream %u, not %u", token.id, opened,
+                           token.opened_on);
+            note(LAPSE_ERROR_WRONG_STREAM);
+            continue;
+        }
+        switch (w.kind) {
+        case Kind::kInner:
+            batch[n] = w.inner;
+            where[n] = i;
+            slots[n] = slot;
+            if (++n == kBatch) run_batch();
+            break;
+        case Kind::kSystem:
+            if (w.failure != LAPSE_OK)
+                set_failed(out[i], w.failure);
+            else
+                set_duration(out[i], LAPSE_DURATION_READY, LAPSE_TIMING_SYSTEM, LAPSE_CLOCK_HOST_MONOTONIC,
+                             static_cast<int64_t>(w.a), static_cast<int64_t>(w.b), LAPSE_OK);
+            table_.release(slot, token.id);
+            break;
+        case Kind::kSegmented: {
+            lapse_status status = LAPSE_OK;
+            bool final = resolve_segmented(w, out[i], deadline, status, error_slot());
+            note(status);
+            if (final) {
+                table_.release(slot, token.id);
+            } else {
+                pending = true;
+                Table::publish(slot, Table::kClosed);
+            }
+            break;
+        }
+        case Kind::kNone:
+            set_failed(out[i], LAPSE_ERROR_INTERNAL);
+            Table::publish(slot, Table::kClosed);
+            break;
+        }
+    }
+    run_batch();
+    if (first_error != LAPSE_OK) return first_error;
+    return pending ? LAPSE_NOT_READY : LAPSE_OK;
+}
+
+bool ForwardDevice::resolve_segmented(const Window& w, lapse_duration& out, uint64_t deadline_ns,
+                                      lapse_status& status, lapse_error* error)
+{
+    SegmentedStream& s = streams_[w.stream];
+    std::lock_guard<std::mutex> resolving(s.resolving);
+
+    // Resolve the segments nobody has resolved yet, a batch at a time, with
+    // the stream unlocked while the inner backend waits.
+    lapse_token batch[kBatch];
+    lapse_duration scratch[kBatch];
+    uint64_t seqs[kBatch];
+    uint64_t seq = w.a;
+    while (seq <= w.b) {
+        uint32_t n = 0;
+        {
+            std::lock_guard<std::mutex> lock(s.lock);
+            for (; seq <= w.b && n < kBatch; ++seq) {
+                Segment& g = s.log.at(seq);
+                if (g.state != Segment::kClosed) continue;
+                batch[n] = g.inner;
+                seqs[n++] = seq;
+            }
+        }
+        if (n == 0) continue;
+        lapse_status st = resolve_inner_batch(batch, scratch, n, deadline_ns, status == LAPSE_OK ? error : nullptr);
+        if (st < 0 && status == LAPSE_OK) status = st;
+        std::lock_guard<std::mutex> lock(s.lock);
+        for (uint32_t k = 0; k < n; ++k) {
+            if (scratch[k].state == LAPSE_DURATION_PENDING) continue;
+            Segment& g = s.log.at(seqs[k]);
+            g.result = scratch[k];
+            g.state = Segment::kFinal;
+        }
+    }
+
+    // Sum them. Anything unknown in the window makes the whole unknown: a
+    // failed segment fails it, a segment not measured leaves it not measured.
+    std::lock_guard<std::mutex> lock(s.lock);
+    bool have_time = false;
+    bool not_measured = false;
+    lapse_status failure = LAPSE_OK;
+    uint32_t method = LAPSE_TIMING_NONE;
+    uint32_t domain = LAPSE_CLOCK_NONE;
+    int64_t start = 0;
+    int64_t total = 0;
+    for (uint64_t q = w.a; q <= w.b; ++q) {
+        const Segment& g = s.log.at(q);
+        if (g.state != Segment::kFinal) {
+            set_duration(out, LAPSE_DURATION_PENDING, LAPSE_TIMING_NONE, LAPSE_CLOCK_NONE, 0, 0, LAPSE_OK);
+            return false;
+        }
+        switch (g.result.state) {
+        case LAPSE_DURATION_READY:
+            if (!have_time) {
+                have_time = true;
+                method = g.result.method;
+                domain = g.result.clock_domain;
+                start = g.result.start_ns;
+            }
+            total += g.result.end_ns - g.result.start_ns;
+            break;
+        case LAPSE_DURATION_FAILED:
+            if (failure == LAPSE_OK) failure = g.result.failure != LAPSE_OK ? g.result.failure : LAPSE_ERROR_DEVICE;
+            break;
+        default:
+            not_measured = true;
+            break;
+        }
+    }
+    release_segments(s, w.a, w.b);
+    if (failure != LAPSE_OK)
+        set_failed(out, failure);
+    else if (not_measured || !have_time)
+        set_duration(out, LAPSE_DURATION_NOT_MEASURED, LAPSE_TIMING_NONE, LAPSE_CLOCK_NONE, 0, 0, LAPSE_OK);
+    else
+        // start is where the window began; the span is the sum of its
+        // segments (the gaps between them hold no work: forward closes one
+        // and opens the next under the stream's lock).
+        set_duration(out, LAPSE_DURATION_READY, method, domain, start, start + total, LAPSE_OK);
+    return true;
+}
+
+const void* ForwardDevice::extension(std::string_view) noexcept
+{
+    return nullptr;
+}
+
+}  // namespace lapse::forward

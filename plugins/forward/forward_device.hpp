@@ -1,0 +1,123 @@
+// forward — a device that stacks on any backend and makes it whole.
+//
+// Every call goes to the inner backend (opened from the `inner` config node
+// through the host's open_backend service). On top of it forward adds:
+//
+// - its own tokens, each mapping to what measures the window (SlotTable), so
+//   windows nest, overlap and split across threads whatever the inner
+//   backend allows. opened_on is preserved: forward stream i is inner
+//   stream i.
+// - system-time windows where the inner backend answers LAPSE_NO_WINDOW:
+//   start syncs the inner stream and reads the host clock; end syncs (which
+//   is what flushes a batching inner backend that has no window to flush
+//   into) and reads it again. Method SYSTEM, host monotonic clock. Because
+//   of this fallback forward itself never answers LAPSE_NO_WINDOW: every
+//   profile_start that succeeds opens a window.
+// - segments for inner backends that hold one window per stream
+//   (LAPSE_CAP_SINGLE_WINDOW): see segment_log.hpp.
+//
+// Capabilities: the inner ones, plus NESTED | OVERLAPPING | SPLIT_THREADS,
+// minus SINGLE_WINDOW; DEVICE_CLOCK only if the inner backend has it (its
+// absence tells a caller the durations are system time, even though
+// profile_start opens windows); HOST_TIMELINE when every window is a
+// system-time one.
+//
+// Errors from the inner backend pass through with their message intact and
+// "forward: " in front; the caller's error struct is handed straight down.
+// Extensions: none. An inner extension takes the inner device, so handing
+// it up unchanged would let a caller bypass forward's token map; forward
+// answers NULL ("not supported") for every id.
+//
+// Hot path (start, end, abandon) on an inner backend with windows: one slot
+// taken or claimed, one inner call, no lock, no allocation, no log. On a
+// single-window inner backend a boundary takes the stream's mutex, closes
+// one inner window and opens the next; submits to that stream take the same
+// mutex, so no work can fall between two segments. An inner backend that
+// runs work inline inside submit runs it under that mutex: work must not call
+// back into the same forward stream.
+#pragma once
+
+#include "segment_log.hpp"
+#include "slot_table.hpp"
+
+#include <lapse/lapse.h>
+#include <lapse/sdk/host.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+
+namespace lapse::forward {
+
+class ForwardDevice {
+public:
+    static std::unique_ptr<ForwardDevice> open(sdk::Host host, sdk::Config config);
+    ForwardDevice(sdk::Host host, sdk::Backend inner);
+    ~ForwardDevice();
+
+    void describe(lapse_device_info& info);
+    lapse_status sync(lapse_stream stream, lapse_error* error);
+    lapse_status submit(lapse_stream stream, lapse_work_fn fn, void* user, lapse_error* error);
+    lapse_status profile_start(lapse_stream stream, lapse_token& token, lapse_error* error);
+    lapse_status profile_end(lapse_token token, uint32_t flags, lapse_error* error);
+    void profile_abandon(lapse_token token) noexcept;
+    lapse_status resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count, uint64_t timeout_ns,
+                         lapse_error* error);
+    const void* extension(std::string_view id) noexcept;
+
+private:
+    enum class Kind : uint8_t { kNone, kInner, kSystem, kSegmented };
+
+    // What a forward token maps to.
+    struct Window {
+        Kind kind = Kind::kNone;
+        lapse_stream stream = 0;
+        lapse_status failure = LAPSE_OK;  // kSystem: a sync that failed poisons the window
+        lapse_token inner{};              // kInner
+        uint64_t a = 0;                   // kSystem: start ns; kSegmented: first segment
+        uint64_t b = 0;                   // kSystem: end ns; kSegmented: last segment
+    };
+    using Table = SlotTable<Window>;
+
+    // One stream of a single-window inner backend.
+    struct SegmentedStream {
+        std::mutex lock;       // boundaries and submits on this stream
+        std::mutex resolving;  // one resolve at a time reads results into the log
+        uint32_t open_windows = 0;
+        bool inner_open = false;  // the newest segment's inner window is open
+        bool no_clock = false;    // the inner stream answered NO_WINDOW: system time here (under lock)
+        SegmentLog log;
+    };
+
+    lapse_status start_system(lapse_stream stream, lapse_token& token, lapse_error* error);
+    lapse_status start_segmented(lapse_stream stream, lapse_token& token, lapse_error* error);
+    // Takes a window's end boundary on its segmented stream and records its
+    // last segment. LAPSE_ERROR_OUT_OF_MEMORY: no boundary was taken.
+    lapse_status end_boundary(Window& w, uint32_t flags, lapse_error* error);
+    // Closes the newest segment's inner window. Caller holds s.lock.
+    lapse_status close_segment(SegmentedStream& s, uint32_t flags, lapse_error* error) noexcept;
+    // Opens the next segment covered by `refs` windows, or records a hole
+    // that poisons them. Caller holds s.lock.
+    lapse_status open_segment(SegmentedStream& s, lapse_stream stream, uint32_t refs, lapse_error* error);
+    void release_segments(SegmentedStream& s, uint64_t first, uint64_t last) noexcept;
+    // Resolves one segmented window into `out`; false while it is pending.
+    bool resolve_segmented(const Window& w, lapse_duration& out, uint64_t deadline_ns, lapse_status& status,
+                           lapse_error* error);
+    lapse_status resolve_inner_batch(const lapse_token* inner, lapse_duration* scratch, uint32_t n,
+                                     uint64_t deadline_ns, lapse_error* error);
+    lapse_status prefixed(lapse_status status, lapse_error* error) const noexcept;
+
+    sdk::Host host_;
+    sdk::Backend inner_;
+    const lapse_plugin* ip_;  // inner plugin, cached for the hot path
+    lapse_device* idev_;      // inner device
+    uint32_t stream_count_ = 0;
+    uint64_t inner_caps_ = 0;
+    bool inner_clock_ = false;
+    bool segmented_ = false;
+    std::unique_ptr<SegmentedStream[]> streams_;  // when segmented_
+    Table table_;
+};
+
+}  // namespace lapse::forward
