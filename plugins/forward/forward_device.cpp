@@ -57,12 +57,9 @@ std::unique_ptr<ForwardDevice> ForwardDevice::open(sdk::Host host, sdk::Config c
 {
     sdk::Config inner = config.child("inner");
     if (!inner) config.reject("inner", "forward needs the backend it stacks on: inner = { plugin = \"...\" }");
-    sdk::Backend backend;
-    try {
-        backend = host.open_backend(inner.node());
-    } catch (const sdk::Error& e) {
-        throw sdk::Error(e.status(), std::string("forward: ") + e.what());
-    }
+    // The host's message already names every layer on the way down; it
+    // passes through as it is.
+    sdk::Backend backend = host.open_backend(inner.node());
     return std::make_unique<ForwardDevice>(host, std::move(backend));
 }
 

@@ -1,0 +1,270 @@
+// fusion — the device: see fusion_device.hpp for the contract.
+#include "fusion_device.hpp"
+
+#include <lapse/sdk/error.hpp>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+namespace lapse::fusion {
+
+std::unique_ptr<FusionDevice> FusionDevice::open(sdk::Host host, sdk::Config config)
+{
+    // Read every key first: the host refuses keys a plugin never read.
+    auto max_batch = static_cast<uint32_t>(config.integer("max_batch", 64, 1, 65536));
+    sdk::Config inner = config.child("inner");
+    if (!inner) config.reject("inner", "fusion needs the backend it batches for: inner = { plugin = \"...\" }");
+    // The host's message already names every layer on the way down.
+    sdk::Backend backend = host.open_backend(inner.node());
+    return std::make_unique<FusionDevice>(host, std::move(backend), max_batch);
+}
+
+FusionDevice::FusionDevice(sdk::Host host, sdk::Backend inner, uint32_t max_batch)
+    : host_(host), inner_(std::move(inner)), ip_(&inner_.plugin()), idev_(inner_.device()), max_batch_(max_batch)
+{
+    lapse_device_info info{};
+    info.struct_size = sizeof info;
+    lapse_error error = sdk::make_error();
+    lapse_status status = ip_->describe(idev_, &info, &error);
+    if (status < 0) throw sdk::Error(status, std::string("fusion: describing the inner backend: ") + error.message);
+    stream_count_ = info.stream_count;
+    streams_ = std::make_unique<Stream[]>(stream_count_);
+    for (uint32_t i = 0; i < stream_count_; ++i) {
+        streams_[i].index = i;
+        // One batch ready per stream, so the first ops do not allocate.
+        std::lock_guard<std::mutex> lock(streams_[i].queue);
+        Batch* b = take_batch_locked(streams_[i]);
+        b->next = streams_[i].pool;
+        streams_[i].pool = b;
+    }
+}
+
+FusionDevice::~FusionDevice()
+{
+    // submit's contract: every accepted op runs exactly once.
+    for (uint32_t i = 0; i < stream_count_; ++i) {
+        lapse_error error = sdk::make_error();
+        if (flush(streams_[i], &error) < 0)
+            host_.error(std::string("fusion: closing: stream ") + std::to_string(i) + ": " + error.message);
+    }
+    // The inner backend runs what it holds (our batches recycle into the
+    // pools) before it closes.
+    inner_.reset();
+    uint64_t stranded = 0;
+    for (uint32_t i = 0; i < stream_count_; ++i) {
+        Stream& s = streams_[i];
+        for (Batch* b = s.cut_head; b != nullptr;) {
+            Batch* next = b->next;
+            stranded += b->ops.size();
+            for (const Op& op : b->ops) op.fn(op.user, nullptr);
+            delete b;
+            b = next;
+        }
+        for (Batch* b = s.pool; b != nullptr;) {
+            Batch* next = b->next;
+            delete b;
+            b = next;
+        }
+        delete s.filling;  // empty: flush cut it
+    }
+    if (stranded > 0)
+        host_.error("fusion: closing: the inner backend refused " + std::to_string(stranded) +
+                    " queued op(s); they ran on the closing thread with no native context");
+}
+
+lapse_status FusionDevice::prefixed(lapse_status status, lapse_error* error) const noexcept
+{
+    sdk::prefix_error(error, "fusion");
+    return status;
+}
+
+void FusionDevice::describe(lapse_device_info& info)
+{
+    lapse_device_info in{};
+    in.struct_size = sizeof in;
+    lapse_error error = sdk::make_error();
+    lapse_status status = ip_->describe(idev_, &in, &error);
+    if (status < 0) throw sdk::Error(status, std::string("fusion: ") + error.message);
+    in.name[sizeof in.name - 1] = '\0';
+    info.stream_count = in.stream_count;
+    info.capabilities = in.capabilities | LAPSE_CAP_BATCHING;
+    std::snprintf(info.name, sizeof info.name, "fusion(%.*s)", static_cast<int>(sizeof info.name) - 9, in.name);
+}
+
+// ---- the queue -------------------------------------------------------------
+
+FusionDevice::Batch* FusionDevice::take_batch_locked(Stream& s)
+{
+    if (Batch* b = s.pool) {
+        s.pool = b->next;
+        b->next = nullptr;
+        return b;
+    }
+    auto b = std::make_unique<Batch>();
+    b->owner = &s;
+    b->ops.reserve(max_batch_);
+    return b.release();
+}
+
+void FusionDevice::cut_locked(Stream& s) noexcept
+{
+    Batch* b = s.filling;
+    if (b == nullptr || b->ops.empty()) return;
+    s.filling = nullptr;
+    b->next = nullptr;
+    if (s.cut_tail != nullptr)
+        s.cut_tail->next = b;
+    else
+        s.cut_head = b;
+    s.cut_tail = b;
+}
+
+void FusionDevice::run_batch(void* user, void* native) noexcept
+{
+    auto* b = static_cast<Batch*>(user);
+    // The queue lock is not held here: an op may submit to this stream.
+    for (const Op& op : b->ops) op.fn(op.user, native);
+    b->ops.clear();
+    Stream& s = *b->owner;
+    std::lock_guard<std::mutex> lock(s.queue);
+    b->next = s.pool;
+    s.pool = b;
+}
+
+lapse_status FusionDevice::hand_over(Stream& s, lapse_error* error)
+{
+    std::lock_guard<std::recursive_mutex> order(s.order);
+    for (;;) {
+        Batch* b;
+        {
+            std::lock_guard<std::mutex> lock(s.queue);
+            b = s.cut_head;
+            if (b == nullptr) return LAPSE_OK;
+            s.cut_head = b->next;
+            if (s.cut_head == nullptr) s.cut_tail = nullptr;
+            b->next = nullptr;
+        }
+        lapse_status status = ip_->submit(idev_, s.index, &run_batch, b, error);
+        if (status < 0) {
+            // Refused: it stays first in line for the next hand-over.
+            std::lock_guard<std::mutex> lock(s.queue);
+            b->next = s.cut_head;
+            s.cut_head = b;
+            if (s.cut_tail == nullptr) s.cut_tail = b;
+            return prefixed(status, error);
+        }
+    }
+}
+
+lapse_status FusionDevice::flush(Stream& s, lapse_error* error)
+{
+    std::lock_guard<std::recursive_mutex> order(s.order);
+    {
+        std::lock_guard<std::mutex> lock(s.queue);
+        cut_locked(s);
+    }
+    return hand_over(s, error);
+}
+
+lapse_status FusionDevice::submit(lapse_stream stream, lapse_work_fn fn, void* user, lapse_error* error)
+{
+    if (stream >= stream_count_)
+        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT, "fusion: submit: stream %u does not exist (the "
+                                                               "device has %u)",
+                          stream, stream_count_);
+    Stream& s = streams_[stream];
+    bool full;
+    {
+        std::lock_guard<std::mutex> lock(s.queue);
+        if (s.filling == nullptr) s.filling = take_batch_locked(s);  // may throw: fn not accepted
+        s.filling->ops.push_back(Op{fn, user});                       // within the reserve
+        full = s.filling->ops.size() >= max_batch_;
+        if (full) cut_locked(s);
+    }
+    // The op is accepted from here on: it runs exactly once whatever the
+    // inner backend says. A refused batch stays in line; the next sync,
+    // window or flush hands it over again and reports the error.
+    if (full) {
+        lapse_error ignored = sdk::make_error();
+        hand_over(s, &ignored);
+    }
+    return LAPSE_OK;
+}
+
+lapse_status FusionDevice::sync(lapse_stream stream, lapse_error* error)
+{
+    lapse_status first = LAPSE_OK;
+    if (stream == LAPSE_ALL_STREAMS) {
+        for (uint32_t i = 0; i < stream_count_; ++i) {
+            lapse_status status = flush(streams_[i], first == LAPSE_OK ? error : nullptr);
+            if (status < 0 && first == LAPSE_OK) first = status;
+        }
+    } else {
+        if (stream >= stream_count_)
+            return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                              "fusion: sync: stream %u does not exist (the device has %u)", stream, stream_count_);
+        first = flush(streams_[stream], error);
+    }
+    // Not under `order`: the inner sync waits for work that may itself
+    // submit to this stream.
+    lapse_status status = ip_->sync(idev_, stream, first == LAPSE_OK ? error : nullptr);
+    if (first < 0) return first;
+    return status < 0 ? prefixed(status, error) : status;
+}
+
+// ---- windows ---------------------------------------------------------------
+
+lapse_status FusionDevice::profile_start(lapse_stream stream, lapse_token& token, lapse_error* error)
+{
+    if (stream >= stream_count_)
+        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                          "fusion: profile_start: stream %u does not exist (the device has %u)", stream,
+                          stream_count_);
+    Stream& s = streams_[stream];
+    // Earlier work stays out: it is handed over before the window opens,
+    // and nothing else is handed over in between.
+    std::lock_guard<std::recursive_mutex> order(s.order);
+    lapse_status status = flush(s, error);
+    if (status < 0) return status;
+    status = ip_->profile_start(idev_, stream, &token, error);
+    return status < 0 ? prefixed(status, error) : status;
+}
+
+lapse_status FusionDevice::profile_end(lapse_token token, uint32_t flags, lapse_error* error)
+{
+    lapse_end_options options{sizeof(lapse_end_options), flags};
+    lapse_status status;
+    if ((flags & LAPSE_END_FLUSH) != 0 && token.opened_on < stream_count_) {
+        // The window holds all the work registered in it.
+        Stream& s = streams_[token.opened_on];
+        std::lock_guard<std::recursive_mutex> order(s.order);
+        status = flush(s, error);
+        if (status < 0) return status;  // the window stays open: abandon reaches it
+        status = ip_->profile_end(idev_, token, &options, error);
+    } else {
+        // Later work stays out: the queue is left alone. (A token naming a
+        // stream that does not exist is the inner backend's to refuse.)
+        status = ip_->profile_end(idev_, token, &options, error);
+    }
+    return status < 0 ? prefixed(status, error) : status;
+}
+
+void FusionDevice::profile_abandon(lapse_token token) noexcept
+{
+    ip_->profile_abandon(idev_, token);
+}
+
+lapse_status FusionDevice::resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count,
+                                   uint64_t timeout_ns, lapse_error* error)
+{
+    lapse_status status = ip_->resolve(idev_, tokens, out, count, timeout_ns, error);
+    return status < 0 ? prefixed(status, error) : status;
+}
+
+const void* FusionDevice::extension(std::string_view) noexcept
+{
+    return nullptr;
+}
+
+}  // namespace lapse::fusion
