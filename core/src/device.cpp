@@ -1,0 +1,492 @@
+// lapse::Device, Window and Duration: the hot path (one plugin call per
+// start and end, no allocation, lock or log for unnamed windows), the
+// system-time fallback, run-anyway on open failure, and resolve.
+#include "device_core.hpp"
+
+#include "runtime_state.hpp"
+
+#include <lapse/core/session.hpp>
+#include <lapse/sdk/error.hpp>
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <limits>
+#include <vector>
+
+namespace lapse {
+
+namespace detail {
+
+namespace {
+
+// A state no plugin writes: tells "left untouched" from "pending".
+constexpr uint32_t unset_state = 0xFFFFFFFFu;
+
+uint64_t to_timeout_ns(std::chrono::nanoseconds timeout) noexcept
+{
+    if (timeout == wait_forever) return LAPSE_WAIT_FOREVER;
+    if (timeout.count() <= 0) return 0;
+    return static_cast<uint64_t>(timeout.count());
+}
+
+// A stack-allocated error struct, initialised only where it is read.
+struct CallError {
+    lapse_error e;
+    CallError() noexcept
+    {
+        e.struct_size = sizeof(lapse_error);
+        e.code = LAPSE_OK;
+        e.message[0] = '\0';
+    }
+    std::string describe(const char* call, lapse_status status) const
+    {
+        if (e.message[0] != '\0') return e.message;
+        return std::string(call) + ": " + lapse_status_name(status);
+    }
+};
+
+}  // namespace
+
+int64_t monotonic_now_ns() noexcept
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+uint64_t current_thread_id() noexcept
+{
+    static thread_local const uint64_t id = static_cast<uint64_t>(::syscall(SYS_gettid));
+    return id;
+}
+
+WindowNote* make_note(std::string_view name)
+{
+    auto* note = new WindowNote;
+    note->name.assign(name);
+    note->thread = current_thread_id();
+    return note;
+}
+
+void set_note_message(WindowNote*& note, std::string message)
+{
+    if (note == nullptr) {
+        note = new WindowNote;
+        note->thread = current_thread_id();
+    }
+    note->message = std::move(message);
+}
+
+void abandon_token(DeviceCore* device, lapse_token token) noexcept
+{
+    if (device != nullptr && device->plugin != nullptr) device->plugin->profile_abandon(device->device, token);
+}
+
+void free_note(WindowNote* note) noexcept { delete note; }
+
+std::string_view note_name(const WindowNote* note) noexcept
+{
+    return note != nullptr ? std::string_view(note->name) : std::string_view{};
+}
+
+std::string_view note_message(const WindowNote* note) noexcept
+{
+    return note != nullptr ? std::string_view(note->message) : std::string_view{};
+}
+
+void work_failed(DeviceCore* device, std::exception_ptr error) noexcept
+{
+    if (device != nullptr) device->work_failed(std::move(error));
+}
+
+DeviceCore::DeviceCore(OpenedBackend opened, DeviceInfo info_, std::shared_ptr<RuntimeState> runtime_) noexcept
+    : backend(std::move(opened)), plugin(backend.plugin), device(backend.device), info(std::move(info_)),
+      runtime(std::move(runtime_))
+{
+}
+
+DeviceCore::~DeviceCore() { close_opened(backend); }
+
+void DeviceCore::work_failed(std::exception_ptr error) noexcept
+{
+    std::lock_guard lock(work_mutex_);
+    if (!work_error_) work_error_ = std::move(error);  // the first one explains the rest
+    has_work_error_.store(true, std::memory_order_release);
+}
+
+std::exception_ptr DeviceCore::take_work_error() noexcept
+{
+    if (!has_work_error_.load(std::memory_order_acquire)) return nullptr;
+    std::lock_guard lock(work_mutex_);
+    has_work_error_.store(false, std::memory_order_relaxed);
+    return std::exchange(work_error_, nullptr);
+}
+
+void DeviceCore::fail(Duration& d, lapse_status status, std::string message)
+{
+    d.state_ = DurationState::failed;
+    d.method_ = TimingMethod::none;
+    d.domain_ = ClockDomain::none;
+    d.failure_ = status < 0 ? status : LAPSE_ERROR_INTERNAL;
+    set_note_message(d.note_, std::move(message));
+}
+
+void DeviceCore::record(const Duration& d)
+{
+    if (d.note_ == nullptr || d.note_->name.empty() || d.pending()) return;
+    std::shared_ptr<Session> target;
+    {
+        std::lock_guard lock(session_mutex);
+        target = session;
+    }
+    if (!target) return;
+    WindowRecord r;
+    r.name = d.note_->name;
+    r.thread = d.note_->thread;
+    r.stream = d.stream_;
+    r.method = d.method_;
+    r.state = d.state_;
+    r.start_ns = d.start_ns_;
+    r.end_ns = d.end_ns_;
+    r.domain = d.domain_;
+    r.failure = d.failure_;
+    target->add(std::move(r));
+}
+
+void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono::nanoseconds timeout)
+{
+    if (count == 0) return;
+    std::vector<lapse_token> tokens(count);
+    std::vector<lapse_duration> out(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        tokens[i] = items[i]->token_;
+        out[i] = lapse_duration{};
+        out[i].struct_size = sizeof(lapse_duration);
+        out[i].state = unset_state;
+    }
+    CallError error;
+    // The ABI counts in uint32_t; a larger batch goes in slices.
+    lapse_status status = LAPSE_OK;
+    std::string first_message;
+    for (std::size_t at = 0; at < count;) {
+        uint32_t n = static_cast<uint32_t>(std::min<std::size_t>(count - at, std::numeric_limits<uint32_t>::max()));
+        lapse_status s = plugin->resolve(device, tokens.data() + at, out.data() + at, n, to_timeout_ns(timeout), &error.e);
+        if (s < 0 && status >= 0) {
+            status = s;
+            first_message = error.describe("resolve", s);
+        }
+        at += n;
+    }
+
+    for (std::size_t i = 0; i < count; ++i) {
+        Duration& d = *items[i];
+        const lapse_duration& r = out[i];
+        std::string who = std::string(plugin->name);
+        switch (r.state) {
+        case LAPSE_DURATION_PENDING: continue;  // still on the device; may be resolved again
+        case LAPSE_DURATION_READY: {
+            bool method_ok = r.method == LAPSE_TIMING_SYSTEM || r.method == LAPSE_TIMING_DEVICE;
+            bool domain_ok = r.clock_domain == LAPSE_CLOCK_HOST_MONOTONIC || r.clock_domain == LAPSE_CLOCK_DEVICE;
+            d.device_ = nullptr;  // the plugin released the window
+            if (!method_ok || !domain_ok || r.end_ns < r.start_ns) {
+                // A number we cannot trust is worse than none.
+                fail(d, LAPSE_ERROR_INTERNAL,
+                     "resolve: plugin '" + who + "' returned an impossible duration (start " +
+                         std::to_string(r.start_ns) + ", end " + std::to_string(r.end_ns) + ", method " +
+                         std::to_string(r.method) + ", clock " + std::to_string(r.clock_domain) + ")");
+                break;
+            }
+            d.state_ = DurationState::ready;
+            d.method_ = static_cast<TimingMethod>(r.method);
+            d.domain_ = static_cast<ClockDomain>(r.clock_domain);
+            d.start_ns_ = r.start_ns;
+            d.end_ns_ = r.end_ns;
+            break;
+        }
+        case LAPSE_DURATION_NOT_MEASURED:
+            d.device_ = nullptr;
+            d.state_ = DurationState::not_measured;
+            d.method_ = TimingMethod::none;
+            d.domain_ = ClockDomain::none;
+            break;
+        case LAPSE_DURATION_FAILED: {
+            d.device_ = nullptr;
+            lapse_status why = r.failure < 0 ? r.failure : (status < 0 ? status : LAPSE_ERROR_DEVICE);
+            std::string message = why == status && !first_message.empty()
+                                      ? first_message
+                                      : "resolve: the window on stream " + std::to_string(d.stream_) + " failed (" +
+                                            lapse_status_name(why) + ")";
+            fail(d, why, std::move(message));
+            break;
+        }
+        case unset_state:
+        default: {
+            // The plugin did not answer for this window: give it up (unknown
+            // tokens are ignored) rather than leave it open.
+            abandon_token(this, d.token_);
+            d.device_ = nullptr;
+            if (status < 0)
+                fail(d, status, first_message);
+            else
+                fail(d, LAPSE_ERROR_INTERNAL,
+                     "resolve: plugin '" + who + "' left a duration " +
+                         (r.state == unset_state ? std::string("unset") : "in unknown state " + std::to_string(r.state)));
+            break;
+        }
+        }
+        record(d);
+    }
+}
+
+}  // namespace detail
+
+const char* to_string(TimingMethod method) noexcept
+{
+    switch (method) {
+    case TimingMethod::none: return "none";
+    case TimingMethod::system: return "system";
+    case TimingMethod::device: return "device";
+    }
+    return "unknown";
+}
+
+const char* to_string(DurationState state) noexcept
+{
+    switch (state) {
+    case DurationState::pending: return "pending";
+    case DurationState::ready: return "ready";
+    case DurationState::not_measured: return "not measured";
+    case DurationState::failed: return "failed";
+    }
+    return "unknown";
+}
+
+const char* to_string(ClockDomain domain) noexcept
+{
+    switch (domain) {
+    case ClockDomain::none: return "none";
+    case ClockDomain::host_monotonic: return "host";
+    case ClockDomain::device: return "device";
+    }
+    return "unknown";
+}
+
+std::optional<Interval> Duration::resolve(std::chrono::nanoseconds timeout)
+{
+    if (device_ != nullptr) {
+        Duration* self = this;
+        device_->resolve(&self, 1, timeout);
+    }
+    return interval();
+}
+
+Device::Device() noexcept = default;
+Device::Device(std::unique_ptr<detail::DeviceCore> core) noexcept : core_(std::move(core)) {}
+Device::Device(Device&&) noexcept = default;
+Device& Device::operator=(Device&& other) noexcept
+{
+    if (this != &other) {
+        close();
+        core_ = std::move(other.core_);
+    }
+    return *this;
+}
+Device::~Device() { close(); }
+
+void Device::close() noexcept { core_.reset(); }
+
+namespace {
+[[noreturn]] void closed(const char* call)
+{
+    throw Error(LAPSE_ERROR_CLOSED, std::string(call) + ": the device is closed");
+}
+}  // namespace
+
+const DeviceInfo& Device::info() const
+{
+    if (!core_) closed("info");
+    return core_->info;
+}
+
+const lapse_plugin& Device::plugin() const
+{
+    if (!core_) closed("plugin");
+    return *core_->plugin;
+}
+
+lapse_device* Device::handle() const
+{
+    if (!core_) closed("handle");
+    return core_->device;
+}
+
+void Device::submit_raw(Stream stream, lapse_work_fn run, void* user, void (*destroy)(void*))
+{
+    if (!core_) {
+        destroy(user);
+        closed("submit");
+    }
+    detail::CallError error;
+    lapse_status s = core_->plugin->submit(core_->device, stream, run, user, &error.e);
+    if (s < 0) {
+        destroy(user);  // on an error the plugin never calls it: we still own it
+        throw Error(s, error.describe("submit", s));
+    }
+}
+
+void Device::sync(Stream stream)
+{
+    if (!core_) closed("sync");
+    detail::CallError error;
+    lapse_status s = core_->plugin->sync(core_->device, stream, &error.e);
+    if (s < 0) throw Error(s, error.describe("sync", s));
+    if (std::exception_ptr work_error = core_->take_work_error()) std::rethrow_exception(work_error);
+}
+
+Window Device::profile_start(Stream stream, std::string_view name)
+{
+    Window w;
+    w.stream_ = stream;
+    if (!name.empty()) w.note_ = detail::make_note(name);
+    detail::DeviceCore* core = core_.get();
+    if (core == nullptr) {
+        w.kind_ = Window::Kind::failed;
+        w.failure_ = LAPSE_ERROR_CLOSED;
+        detail::set_note_message(w.note_, "profile_start: the device is closed");
+        return w;
+    }
+    w.device_ = core;
+    detail::CallError error;
+    lapse_status s = core->plugin->profile_start(core->device, stream, &w.token_, &error.e);
+    if (s == LAPSE_OK) {
+        w.kind_ = Window::Kind::device;
+        return w;
+    }
+    if (s == LAPSE_NO_WINDOW) {
+        // No clock on this stream: measure in system time. The sync makes
+        // the start mean "everything before has finished".
+        lapse_status synced = core->plugin->sync(core->device, stream, &error.e);
+        if (synced < 0) {
+            w.kind_ = Window::Kind::failed;
+            w.failure_ = synced;
+            detail::set_note_message(w.note_, "profile_start: syncing stream " + std::to_string(stream) +
+                                                  " for a system-time window: " + error.describe("sync", synced));
+            return w;
+        }
+        w.system_start_ns_ = detail::monotonic_now_ns();
+        w.kind_ = Window::Kind::system;
+        return w;
+    }
+    w.kind_ = Window::Kind::failed;
+    w.failure_ = s < 0 ? s : LAPSE_ERROR_INTERNAL;
+    detail::set_note_message(w.note_, s < 0 ? error.describe("profile_start", s)
+                                            : "profile_start: plugin '" + std::string(core->plugin->name) +
+                                                  "' answered an unexpected status " + std::to_string(s));
+    return w;
+}
+
+Duration Device::profile_end(Window& w, EndOptions options)
+{
+    Duration d;
+    d.stream_ = w.stream_;
+    if (!w.open()) {
+        detail::DeviceCore::fail(d, LAPSE_ERROR_INVALID_TOKEN,
+                                 "profile_end: the window is not open (already ended or abandoned)");
+        return d;
+    }
+    if (w.device_ != nullptr && w.device_ != core_.get()) {
+        // Leave it open: its own device will abandon it.
+        detail::DeviceCore::fail(d, LAPSE_ERROR_INVALID_ARGUMENT, "profile_end: the window belongs to another device");
+        return d;
+    }
+    detail::DeviceCore* core = core_.get();
+    d.note_ = std::exchange(w.note_, nullptr);
+    Window::Kind kind = std::exchange(w.kind_, Window::Kind::closed);
+    w.device_ = nullptr;
+
+    switch (kind) {
+    case Window::Kind::device: {
+        lapse_end_options opts{sizeof(lapse_end_options), options.flush ? uint32_t(LAPSE_END_FLUSH) : 0u};
+        detail::CallError error;
+        lapse_status s = core->plugin->profile_end(core->device, w.token_, &opts, &error.e);
+        if (s == LAPSE_OK) {
+            d.device_ = core;
+            d.token_ = w.token_;
+            d.state_ = DurationState::pending;
+            return d;
+        }
+        // Never leave a window open behind a failed close.
+        core->plugin->profile_abandon(core->device, w.token_);
+        detail::DeviceCore::fail(d, s, s < 0 ? error.describe("profile_end", s)
+                                              : "profile_end: unexpected status " + std::to_string(s));
+        break;
+    }
+    case Window::Kind::system: {
+        // A batching backend runs its queue on sync, so the end sync also
+        // covers `flush`; the closing sync is what makes the number mean
+        // "the work has finished".
+        detail::CallError error;
+        lapse_status s = core->plugin->sync(core->device, w.stream_, &error.e);
+        int64_t end = detail::monotonic_now_ns();
+        if (s < 0) {
+            detail::DeviceCore::fail(d, s, "profile_end: syncing stream " + std::to_string(w.stream_) +
+                                               " for a system-time window: " + error.describe("sync", s));
+            break;
+        }
+        d.state_ = DurationState::ready;
+        d.method_ = TimingMethod::system;
+        d.domain_ = ClockDomain::host_monotonic;
+        d.start_ns_ = w.system_start_ns_;
+        d.end_ns_ = end;
+        break;
+    }
+    case Window::Kind::failed: {
+        std::string message(detail::note_message(d.note_));
+        detail::DeviceCore::fail(d, w.failure_, std::move(message));
+        break;
+    }
+    case Window::Kind::closed: break;
+    }
+    if (core != nullptr) core->record(d);
+    return d;
+}
+
+void Device::profile_abandon(Window& window) noexcept { window.release(); }
+
+bool Device::resolve(std::span<Duration> durations, std::chrono::nanoseconds timeout)
+{
+    std::vector<Duration*> mine;
+    mine.reserve(durations.size());
+    for (Duration& d : durations) {
+        if (d.device_ == nullptr) continue;
+        if (d.device_ == core_.get())
+            mine.push_back(&d);
+        else
+            d.resolve(timeout);  // another device's: resolved on its own
+    }
+    if (!mine.empty()) core_->resolve(mine.data(), mine.size(), timeout);
+    for (const Duration& d : durations)
+        if (d.pending()) return false;
+    return true;
+}
+
+const void* Device::extension(const char* id) const noexcept
+{
+    if (!core_ || id == nullptr || core_->plugin->get_extension == nullptr) return nullptr;
+    return core_->plugin->get_extension(core_->device, id);
+}
+
+void Device::record_into(std::shared_ptr<Session> session)
+{
+    if (!core_) closed("record_into");
+    if (session) {
+        const DeviceInfo& i = core_->info;
+        session->set_backend(BackendRecord{i.plugin, i.plugin_version, i.name, i.stream_count, i.capabilities});
+    }
+    std::lock_guard lock(core_->session_mutex);
+    core_->session = std::move(session);
+}
+
+}  // namespace lapse

@@ -1,0 +1,64 @@
+// Internal: the state behind a lapse::Device. Windows and Durations point
+// at it (it never moves), so a Device can be moved freely.
+#pragma once
+
+#include "backend_open.hpp"
+
+#include <lapse/core/device.hpp>
+#include <lapse/core/duration.hpp>
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace lapse::detail {
+
+struct RuntimeState;
+
+// What a window carries besides its token: only allocated for a named
+// window (for the session) or one that failed (for its message).
+struct WindowNote {
+    std::string name;
+    uint64_t thread = 0;
+    std::string message;
+};
+
+class DeviceCore {
+public:
+    DeviceCore(OpenedBackend opened, DeviceInfo info, std::shared_ptr<RuntimeState> runtime) noexcept;
+    ~DeviceCore();
+
+    // Resolves `count` durations of this device with one plugin call.
+    void resolve(Duration* const* items, std::size_t count, std::chrono::nanoseconds timeout);
+
+    // Fills `d` as FAILED, keeping its name.
+    static void fail(Duration& d, lapse_status status, std::string message);
+    // Adds a final, named duration to the session, if one is attached.
+    void record(const Duration& d);
+
+    void work_failed(std::exception_ptr error) noexcept;
+    std::exception_ptr take_work_error() noexcept;
+
+    OpenedBackend backend;
+    const lapse_plugin* plugin;  // == backend.plugin, read on the hot path
+    lapse_device* device;        // == backend.device
+    DeviceInfo info;
+    std::shared_ptr<RuntimeState> runtime;
+
+    std::mutex session_mutex;
+    std::shared_ptr<Session> session;
+
+private:
+    std::atomic<bool> has_work_error_{false};
+    std::mutex work_mutex_;
+    std::exception_ptr work_error_;
+};
+
+int64_t monotonic_now_ns() noexcept;
+uint64_t current_thread_id() noexcept;
+WindowNote* make_note(std::string_view name);
+void set_note_message(WindowNote*& note, std::string message);
+
+}  // namespace lapse::detail

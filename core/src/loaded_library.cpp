@@ -1,0 +1,202 @@
+// Loading plugin files with Boost.DLL, negotiating the ABI and checking the
+// descriptor before anything else in the file is called.
+#define BOOST_DLL_USE_STD_FS 1
+#include "loaded_library.hpp"
+
+#include "logging.hpp"
+
+#include <lapse/core/error.hpp>
+#include <lapse/core/plugin.hpp>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+
+#include <dlfcn.h>
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace lapse::detail {
+
+struct LoadedLibrary::Handle {
+    boost::dll::shared_library library;
+};
+
+namespace {
+
+std::mutex registry_mutex;
+// Canonical path -> the loaded file, while anything holds it.
+std::map<std::string, std::weak_ptr<LoadedLibrary>>& registry()
+{
+    static auto* files = new std::map<std::string, std::weak_ptr<LoadedLibrary>>();  // never destroyed: used at exit
+    return *files;
+}
+
+// The part of lapse_plugin this host reads: all of ABI 1.0.
+constexpr std::size_t required_descriptor_size = offsetof(lapse_plugin, get_extension) + sizeof(void*);
+constexpr std::size_t descriptor_header_size = offsetof(lapse_plugin, reserved);
+
+[[noreturn]] void refuse(const std::filesystem::path& file, const std::string& cause)
+{
+    throw Error(LAPSE_ERROR_LOAD, file.string() + ": " + cause);
+}
+
+}  // namespace
+
+LoadedLibrary::LoadedLibrary(std::filesystem::path path, std::shared_ptr<spdlog::logger> logger)
+    : path_(std::move(path)), logger_(std::move(logger)), name_(path_.filename().string())
+{
+    host_.struct_size = sizeof(lapse_host);
+    host_.abi_major = LAPSE_ABI_MAJOR;
+    host_.abi_minor = LAPSE_ABI_MINOR;
+    host_.reserved = 0;
+    host_.host_name = "lapse-core 0.1.0";
+    host_.host_data = this;
+    fill_host_services(host_);
+}
+
+LoadedLibrary::~LoadedLibrary()
+{
+    // Every device from this file is closed by now (each held a reference);
+    // Boost.DLL's destructor unloads the file.
+}
+
+std::shared_ptr<LoadedLibrary> LoadedLibrary::load(const std::filesystem::path& file,
+                                                   std::shared_ptr<spdlog::logger> logger)
+{
+    std::error_code ec;
+    std::filesystem::path canonical = std::filesystem::canonical(file, ec);
+    if (ec) refuse(file, "cannot open: " + ec.message());
+
+    // Held across the load so that two threads loading one file load it once.
+    std::lock_guard lock(registry_mutex);
+    auto& files = registry();
+    auto it = files.find(canonical.string());
+    if (it != files.end()) {
+        if (auto existing = it->second.lock()) return existing;
+    }
+    std::shared_ptr<LoadedLibrary> lib(new LoadedLibrary(canonical, std::move(logger)));
+    lib->load_and_negotiate();
+    files[canonical.string()] = lib;
+    // Forget expired entries so the map does not grow with every reload.
+    for (auto i = files.begin(); i != files.end();) i = i->second.expired() ? files.erase(i) : std::next(i);
+    return lib;
+}
+
+void LoadedLibrary::log(lapse_log_level level, const char* message) noexcept
+{
+    const char* text = message != nullptr ? message : "(null message)";
+    try {
+        std::string who;
+        {
+            std::lock_guard lock(entry_mutex_);
+            if (in_entry_ && level >= LAPSE_LOG_WARN) entry_last_error_ = text;
+            who = name_;  // set once the descriptor is known; read under the lock
+        }
+        log_line(logger_.get(), level, who, text);
+    } catch (...) {
+        // Logging must never fail a plugin.
+    }
+}
+
+void LoadedLibrary::load_and_negotiate()
+{
+    handle_ = std::make_unique<Handle>();
+    std::error_code ec;  // BOOST_DLL_USE_STD_FS: Boost.DLL reports through std::error_code
+    (void)dlerror();
+    handle_->library.load(path_, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+    if (ec || !handle_->library.is_loaded()) {
+        // Boost.DLL keeps only a generic code; dlerror still holds the real cause.
+        const char* why = dlerror();
+        refuse(path_, std::string("not a loadable shared object: ") + (why != nullptr ? why : ec.message()));
+    }
+    if (!handle_->library.has(LAPSE_ENTRY_SYMBOL))
+        refuse(path_, "no symbol " LAPSE_ENTRY_SYMBOL " (not a lapse plugin?)");
+    auto& entry = handle_->library.get<const lapse_plugin*(const lapse_host*)>(LAPSE_ENTRY_SYMBOL);
+
+    const lapse_plugin* d = nullptr;
+    {
+        std::lock_guard lock(entry_mutex_);
+        in_entry_ = true;
+    }
+    std::string thrown;
+    try {
+        d = entry(&host_);
+    } catch (const std::exception& e) {
+        thrown = std::string("its entry threw a C++ exception: ") + e.what();
+    } catch (...) {
+        thrown = "its entry threw a non-standard C++ exception";
+    }
+    std::string said;
+    {
+        std::lock_guard lock(entry_mutex_);
+        in_entry_ = false;
+        said = std::move(entry_last_error_);
+    }
+    if (!thrown.empty()) refuse(path_, thrown + " (exceptions must not cross the C ABI)");
+    if (d == nullptr)
+        refuse(path_, std::string(LAPSE_ENTRY_SYMBOL " returned no descriptor") +
+                          (said.empty() ? " (the plugin did not say why)" : " (it said: " + said + ")"));
+
+    if (d->struct_size < descriptor_header_size)
+        refuse(path_, "descriptor is " + std::to_string(d->struct_size) + " bytes, too short to carry an ABI version");
+    if (d->abi_major != LAPSE_ABI_MAJOR)
+        refuse(path_, "built for lapse ABI " + std::to_string(d->abi_major) + "." + std::to_string(d->abi_minor) +
+                          ", this host speaks " + std::to_string(LAPSE_ABI_MAJOR) + "." +
+                          std::to_string(LAPSE_ABI_MINOR));
+    if (d->struct_size < required_descriptor_size)
+        refuse(path_, "descriptor is " + std::to_string(d->struct_size) + " bytes, lapse ABI " +
+                          std::to_string(LAPSE_ABI_MAJOR) + "." + std::to_string(LAPSE_ABI_MINOR) +
+                          " needs at least " + std::to_string(required_descriptor_size));
+    if (d->name == nullptr || d->name[0] == '\0') refuse(path_, "descriptor has no name");
+
+    std::vector<std::string> missing;
+    if (d->open == nullptr) missing.push_back("open");
+    if (d->close == nullptr) missing.push_back("close");
+    if (d->describe == nullptr) missing.push_back("describe");
+    if (d->sync == nullptr) missing.push_back("sync");
+    if (d->submit == nullptr) missing.push_back("submit");
+    if (d->profile_start == nullptr) missing.push_back("profile_start");
+    if (d->profile_end == nullptr) missing.push_back("profile_end");
+    if (d->profile_abandon == nullptr) missing.push_back("profile_abandon");
+    if (d->resolve == nullptr) missing.push_back("resolve");
+    // get_extension may be null: a plugin without extensions.
+    if (!missing.empty()) {
+        std::string list;
+        for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+        refuse(path_, "descriptor lacks required functions: " + list);
+    }
+
+    descriptor_ = d;
+    {
+        std::lock_guard lock(entry_mutex_);
+        name_ = d->name;
+    }
+
+    // A plugin should export its entry and nothing else (hidden visibility,
+    // version script): anything more can clash with the host's symbols.
+    try {
+        std::string extra;
+        for (const auto& s : exported_symbols(path_))
+            if (s.name != LAPSE_ENTRY_SYMBOL) extra += (extra.empty() ? "" : ", ") + s.name;
+        if (!extra.empty())
+            log_line(logger_.get(), LAPSE_LOG_WARN, name_,
+                     path_.string() + " exports more than " LAPSE_ENTRY_SYMBOL ": " + extra);
+    } catch (const Error&) {
+        // Loaded fine but not readable as ELF here: nothing to warn about.
+    }
+}
+
+}  // namespace lapse::detail
+
+namespace lapse {
+
+std::filesystem::path default_plugin_dir()
+{
+    // this_line_location is the core library itself (dladdr on this code).
+    return boost::dll::this_line_location().parent_path() / "lapse";
+}
+
+}  // namespace lapse

@@ -1,0 +1,134 @@
+// lapse::Runtime: from a Config to an open Device.
+#include "backend_open.hpp"
+#include "config_tree.hpp"
+#include "device_core.hpp"
+#include "loaded_library.hpp"
+#include "logging.hpp"
+#include "plugin_search.hpp"
+#include "runtime_state.hpp"
+
+#include <lapse/core/runtime.hpp>
+#include <lapse/sdk/error.hpp>
+
+namespace lapse {
+
+Runtime::Runtime(RuntimeOptions options) : state_(std::make_shared<detail::RuntimeState>())
+{
+    for (auto& p : options.search_paths) {
+        std::error_code ec;
+        // The program chose these paths itself, so its own working
+        // directory is the right base for a relative one.
+        state_->extra_paths.push_back(std::filesystem::absolute(p, ec).lexically_normal());
+    }
+    state_->logger = options.logger ? std::move(options.logger) : detail::default_logger();
+}
+
+Runtime::Runtime(Runtime&&) noexcept = default;
+Runtime& Runtime::operator=(Runtime&&) noexcept = default;
+Runtime::~Runtime() = default;
+
+std::shared_ptr<spdlog::logger> Runtime::logger() const { return state_->logger; }
+
+std::vector<std::filesystem::path> Runtime::search_paths(const Config* config) const
+{
+    if (config == nullptr) return detail::build_search_path(*state_, nullptr);
+    detail::SearchSettings settings = detail::read_search_settings(config->document());
+    return detail::build_search_path(*state_, &settings);
+}
+
+std::filesystem::path Runtime::find_plugin(std::string_view name_or_path, const Config* config) const
+{
+    std::filesystem::path base = config != nullptr ? config->base_dir() : std::filesystem::path{};
+    return detail::resolve_plugin(name_or_path, base, search_paths(config), std::string(name_or_path));
+}
+
+PluginLibrary Runtime::load_plugin(std::string_view name_or_path, const Config* config)
+{
+    bool allow_insecure = false;
+    std::vector<std::filesystem::path> search;
+    if (config != nullptr) {
+        detail::SearchSettings settings = detail::read_search_settings(config->document());
+        allow_insecure = settings.allow_insecure;
+        search = detail::build_search_path(*state_, &settings);
+    } else {
+        search = detail::build_search_path(*state_, nullptr);
+    }
+    std::filesystem::path base = config != nullptr ? config->base_dir() : std::filesystem::path{};
+    std::string where(name_or_path);
+    std::filesystem::path file = detail::resolve_plugin(name_or_path, base, search, where);
+    detail::check_file_trust(file, allow_insecure, where);
+    return PluginLibrary(detail::LoadedLibrary::load(file, state_->logger));
+}
+
+Device Runtime::open(const Config& config)
+{
+    const detail::ConfigDocument& doc = config.document();
+    detail::OpenContext context;
+    context.runtime = state_;
+    detail::SearchSettings settings = detail::read_search_settings(doc);
+    context.search_path = detail::build_search_path(*state_, &settings);
+    context.allow_insecure = settings.allow_insecure;
+    std::unique_ptr<detail::ConfigNode> root = detail::make_backend_node(doc, &context);
+
+    detail::OpenedBackend opened = detail::open_node(context, *root);
+
+    lapse_device_info raw{};
+    raw.struct_size = sizeof(lapse_device_info);
+    lapse_error error = sdk::make_error();
+    lapse_status s = LAPSE_ERROR_INTERNAL;
+    try {
+        s = opened.plugin->describe(opened.device, &raw, &error);
+    } catch (...) {
+        error.message[0] = '\0';
+    }
+    if (s < 0) {
+        std::string cause = error.message[0] != '\0' ? error.message : lapse_status_name(s);
+        std::string file = opened.library->path().string();
+        detail::close_opened(opened);
+        throw Error(s, file + ": describe failed: " + cause);
+    }
+    raw.name[sizeof raw.name - 1] = '\0';
+    DeviceInfo info;
+    info.plugin = opened.plugin->name;
+    info.plugin_version = opened.plugin->version != nullptr ? opened.plugin->version : "";
+    info.plugin_file = opened.library->path().string();
+    info.name = raw.name;
+    info.stream_count = raw.stream_count;
+    info.capabilities = raw.capabilities;
+    auto core = std::make_unique<detail::DeviceCore>(std::move(opened), std::move(info), state_);
+    return Device(std::move(core));
+}
+
+Device Runtime::open_default() { return open(Config::builtin()); }
+
+const std::filesystem::path& PluginLibrary::path() const
+{
+    if (!lib_) throw Error(LAPSE_ERROR_INVALID_ARGUMENT, "PluginLibrary: empty handle");
+    return lib_->path();
+}
+
+const lapse_plugin& PluginLibrary::descriptor() const
+{
+    if (!lib_) throw Error(LAPSE_ERROR_INVALID_ARGUMENT, "PluginLibrary: empty handle");
+    return lib_->descriptor();
+}
+
+std::string capability_names(uint64_t capabilities)
+{
+    static const std::pair<uint64_t, const char*> names[] = {
+        {LAPSE_CAP_DEVICE_CLOCK, "device-clock"}, {LAPSE_CAP_NESTED, "nested"},
+        {LAPSE_CAP_OVERLAPPING, "overlapping"},   {LAPSE_CAP_SPLIT_THREADS, "split-threads"},
+        {LAPSE_CAP_BATCHING, "batching"},         {LAPSE_CAP_SINGLE_WINDOW, "single-window"},
+        {LAPSE_CAP_HOST_TIMELINE, "host-timeline"},
+    };
+    std::string out;
+    uint64_t known = 0;
+    for (const auto& [bit, name] : names) {
+        known |= bit;
+        if (capabilities & bit) out += (out.empty() ? "" : " ") + std::string(name);
+    }
+    if (capabilities & ~known) out += (out.empty() ? "" : " ") + std::string("unknown-bits");
+    return out.empty() ? "none" : out;
+}
+
+}  // namespace lapse

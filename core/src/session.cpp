@@ -1,0 +1,86 @@
+// lapse::Session: the named windows of a run, thread-safe to add to.
+// The archive format lives in session_archive.cpp.
+#include "session_archive.hpp"
+
+#include <lapse/core/error.hpp>
+#include <lapse/core/session.hpp>
+
+#include <fstream>
+#include <mutex>
+
+namespace lapse {
+
+struct Session::Impl {
+    mutable std::mutex mutex;
+    detail::SessionData data;
+};
+
+Session::Session() : impl_(std::make_unique<Impl>()) {}
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+void Session::set_backend(BackendRecord backend)
+{
+    std::lock_guard lock(impl_->mutex);
+    impl_->data.backend = std::move(backend);
+}
+
+BackendRecord Session::backend() const
+{
+    std::lock_guard lock(impl_->mutex);
+    return impl_->data.backend;
+}
+
+void Session::add(WindowRecord record)
+{
+    std::lock_guard lock(impl_->mutex);
+    impl_->data.windows.push_back(std::move(record));
+}
+
+std::vector<WindowRecord> Session::windows() const
+{
+    std::lock_guard lock(impl_->mutex);
+    return impl_->data.windows;
+}
+
+std::size_t Session::size() const
+{
+    std::lock_guard lock(impl_->mutex);
+    return impl_->data.windows.size();
+}
+
+void Session::save(std::ostream& out) const
+{
+    detail::SessionData copy;
+    {
+        std::lock_guard lock(impl_->mutex);
+        copy = impl_->data;
+    }
+    detail::save_session(copy, out);
+}
+
+Session Session::load(std::istream& in, const std::string& source_name)
+{
+    Session s;
+    s.impl_->data = detail::load_session(in, source_name);
+    return s;
+}
+
+void Session::save(const std::filesystem::path& file) const
+{
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(LAPSE_ERROR_INVALID_ARGUMENT, file.string() + ": cannot write the session file");
+    save(out);
+    out.flush();
+    if (!out) throw Error(LAPSE_ERROR_INVALID_ARGUMENT, file.string() + ": write failed");
+}
+
+Session Session::load(const std::filesystem::path& file)
+{
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw Error(LAPSE_ERROR_INVALID_ARGUMENT, file.string() + ": cannot read the session file");
+    return load(in, file.string());
+}
+
+}  // namespace lapse
