@@ -1,0 +1,285 @@
+#include "cpu_device.hpp"
+
+#include <lapse/sdk/error.hpp>
+
+#include <chrono>
+#include <cinttypes>
+#include <string>
+
+namespace lapse::cpu {
+
+namespace {
+
+constexpr uint32_t kMaxStreams = 64;
+
+lapse_duration final_duration(const lapse_duration& caller, uint32_t state, lapse_status failure) noexcept
+{
+    lapse_duration d{};
+    d.struct_size = caller.struct_size;
+    d.state = state;
+    d.method = LAPSE_TIMING_NONE;
+    d.clock_domain = LAPSE_CLOCK_NONE;
+    d.failure = failure;
+    return d;
+}
+
+}  // namespace
+
+CpuDevice::Settings CpuDevice::read_settings(const sdk::Config& config)
+{
+    // Read every key before judging any: the host marks keys as known when
+    // they are read, whatever the mode.
+    Settings s;
+    const std::string mode = config.string("mode", "stream");
+    s.streams = static_cast<uint32_t>(config.integer("streams", 2, 1, kMaxStreams));
+    s.queue_capacity = static_cast<uint32_t>(config.integer("queue_capacity", 4096, 16, int64_t{1} << 24));
+    s.window_capacity = static_cast<uint32_t>(config.integer("window_capacity", 1024, 16, int64_t{1} << 24));
+    if (mode == "stream")
+        s.mode = Mode::stream;
+    else if (mode == "inline")
+        s.mode = Mode::inline_;
+    else
+        config.reject("mode", "must be \"stream\" or \"inline\", got \"" + mode + "\"");
+    return s;
+}
+
+std::unique_ptr<CpuDevice> CpuDevice::open(sdk::Host host, sdk::Config config)
+{
+    return std::make_unique<CpuDevice>(host, read_settings(config));
+}
+
+CpuDevice::CpuDevice(sdk::Host host, const Settings& settings)
+    : host_(host),
+      settings_(settings),
+      windows_(settings.streams, settings.mode == Mode::stream ? settings.window_capacity : 16)
+{
+    if (settings_.mode == Mode::stream) {
+        streams_.reserve(settings_.streams);
+        for (uint32_t i = 0; i < settings_.streams; ++i)
+            streams_.push_back(std::make_unique<WorkerStream>(i, settings_.queue_capacity, windows_, completions_, host_));
+    }
+}
+
+CpuDevice::~CpuDevice()
+{
+    // Every stream runs what is still queued (markers included) and joins,
+    // so no worker touches the table below.
+    streams_.clear();
+    const auto census = windows_.abandon_all();
+    if (census.open > 0)
+        host_.warn("closed with " + std::to_string(census.open) +
+                   " window(s) still open; they were abandoned (close or abandon every window you open)");
+    if (census.closed + census.abandoned > 0)
+        host_.log(LAPSE_LOG_DEBUG, "closed with " + std::to_string(census.closed) +
+                                       " closed window(s) never resolved; dropped");
+}
+
+void CpuDevice::describe(lapse_device_info& info)
+{
+    info.stream_count = settings_.streams;
+    if (settings_.mode == Mode::stream) {
+        info.capabilities = LAPSE_CAP_DEVICE_CLOCK | LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING |
+                            LAPSE_CAP_SPLIT_THREADS | LAPSE_CAP_HOST_TIMELINE;
+        std::snprintf(info.name, sizeof info.name, "cpu (%u worker stream%s)", settings_.streams,
+                      settings_.streams == 1 ? "" : "s");
+    } else {
+        // No device clock: it opens no windows, so it claims nothing about them.
+        info.capabilities = 0;
+        std::snprintf(info.name, sizeof info.name, "cpu (inline, %u stream%s on the caller's thread)",
+                      settings_.streams, settings_.streams == 1 ? "" : "s");
+    }
+}
+
+lapse_status CpuDevice::sync(lapse_stream stream, lapse_error* error)
+{
+    if (stream != LAPSE_ALL_STREAMS && stream >= settings_.streams)
+        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT, "sync: stream %u does not exist (the device has %u)",
+                          stream, settings_.streams);
+    if (settings_.mode == Mode::inline_) return LAPSE_OK;  // work already ran at submit
+    const uint32_t first = stream == LAPSE_ALL_STREAMS ? 0 : stream;
+    const uint32_t count = stream == LAPSE_ALL_STREAMS ? settings_.streams : 1;
+    SyncFence fence(count);
+    lapse_status status = LAPSE_OK;
+    for (uint32_t i = first; i < first + count; ++i) {
+        if (!streams_[i]->fence(fence)) {
+            fence.cancel_one();
+            status = sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "sync: stream %u: out of memory queueing the fence", i);
+        }
+    }
+    fence.wait();
+    return status;
+}
+
+lapse_status CpuDevice::submit(lapse_stream stream, lapse_work_fn fn, void* user, lapse_error* error)
+{
+    if (stream >= settings_.streams)
+        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT, "submit: stream %u does not exist (the device has %u)",
+                          stream, settings_.streams);
+    if (settings_.mode == Mode::inline_) {
+        try {
+            fn(user, nullptr);
+        } catch (const std::exception& e) {
+            return sdk::failf(error, LAPSE_ERROR_DEVICE, "submit: the work threw on stream %u: %s", stream, e.what());
+        } catch (...) {
+            return sdk::failf(error, LAPSE_ERROR_DEVICE, "submit: the work threw on stream %u", stream);
+        }
+        return LAPSE_OK;
+    }
+    if (!streams_[stream]->submit(fn, user))
+        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "submit: stream %u: out of memory growing the queue", stream);
+    return LAPSE_OK;
+}
+
+lapse_status CpuDevice::profile_start(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
+{
+    if (stream >= settings_.streams) [[unlikely]]
+        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                          "profile_start: stream %u does not exist (the device has %u)", stream, settings_.streams);
+    if (settings_.mode == Mode::inline_) {
+        token = lapse_token{0, stream, 0};
+        return LAPSE_NO_WINDOW;
+    }
+    // One hold: the start marker, released when the worker stamps it.
+    const uint64_t id = windows_.open(stream, 1);
+    if (id == 0) [[unlikely]]
+        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory for window records",
+                          stream);
+    windows_.payload(id).flags.store(0, std::memory_order_relaxed);
+    if (!streams_[stream]->mark_start(id)) [[unlikely]] {
+        windows_.abandon(id, stream);
+        windows_.release(id);  // the marker that never went out
+        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory growing the queue",
+                          stream);
+    }
+    token = lapse_token{id, stream, 0};
+    return LAPSE_OK;
+}
+
+lapse_status CpuDevice::token_error(const char* call, const lapse_token& token, sdk::WindowCheck check,
+                                    lapse_error* error) const noexcept
+{
+    if (check == sdk::WindowCheck::wrong_tag) {
+        const uint32_t actual = windows_.tag_of_live(token.id);
+        if (actual <= CpuWindowTable::max_tag)
+            return sdk::failf(error, LAPSE_ERROR_WRONG_STREAM,
+                              "%s: token %" PRIu64 " says stream %u, but its window was opened on stream %u", call,
+                              token.id, token.opened_on, actual);
+        return sdk::failf(error, LAPSE_ERROR_WRONG_STREAM, "%s: token %" PRIu64 " says stream %u, which is not where its window was opened",
+                          call, token.id, token.opened_on);
+    }
+    return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN, "%s: token %" PRIu64 " (stream %u) %s", call, token.id,
+                      token.opened_on, sdk::describe(check));
+}
+
+lapse_status CpuDevice::profile_end(lapse_token token, uint32_t /*flags: nothing is batched here*/,
+                                    lapse_error* error) noexcept
+{
+    if (settings_.mode == Mode::inline_) [[unlikely]]
+        return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN,
+                          "profile_end: token %" PRIu64 ": this device runs inline and opens no windows", token.id);
+    if (token.opened_on >= settings_.streams) [[unlikely]]
+        return sdk::failf(error, LAPSE_ERROR_WRONG_STREAM,
+                          "profile_end: token %" PRIu64 " says stream %u, which does not exist (the device has %u): "
+                          "not a token of this device",
+                          token.id, token.opened_on, settings_.streams);
+    // One more hold: the end marker, released when the worker stamps it.
+    const sdk::WindowCheck check = windows_.close(token.id, token.opened_on, 1);
+    if (check != sdk::WindowCheck::ok) [[unlikely]]
+        return token_error("profile_end", token, check, error);
+    if (!streams_[token.opened_on]->mark_end(token.id)) [[unlikely]] {
+        windows_.payload(token.id).flags.fetch_or(kWindowLost, std::memory_order_relaxed);
+        windows_.release(token.id);
+        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY,
+                          "profile_end: token %" PRIu64 ": out of memory queueing the end marker; the window is "
+                          "closed and will resolve as not measured",
+                          token.id);
+    }
+    return LAPSE_OK;
+}
+
+void CpuDevice::profile_abandon(lapse_token token) noexcept
+{
+    if (settings_.mode == Mode::inline_ || token.opened_on >= settings_.streams) return;
+    // A token of another stream is not this window's: ignored like an unknown one.
+    windows_.abandon(token.id, token.opened_on);
+}
+
+lapse_status CpuDevice::resolve_one(const lapse_token& token, lapse_duration& out, lapse_error* error) noexcept
+{
+    if (settings_.mode == Mode::inline_) {
+        out = final_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_INVALID_TOKEN);
+        return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN,
+                          "resolve: token %" PRIu64 ": this device runs inline and opens no windows", token.id);
+    }
+    if (token.opened_on >= settings_.streams) {
+        out = final_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_WRONG_STREAM);
+        return sdk::failf(error, LAPSE_ERROR_WRONG_STREAM,
+                          "resolve: token %" PRIu64 " says stream %u, which does not exist (the device has %u)",
+                          token.id, token.opened_on, settings_.streams);
+    }
+    int64_t start = 0, end = 0;
+    uint32_t flags = 0;
+    const sdk::WindowCheck check = windows_.take(token.id, token.opened_on, [&](const CpuWindow& w) {
+        start = w.start_ns.load(std::memory_order_relaxed);
+        end = w.end_ns.load(std::memory_order_relaxed);
+        flags = w.flags.load(std::memory_order_relaxed);
+    });
+    if (check == sdk::WindowCheck::pending) {
+        out = final_duration(out, LAPSE_DURATION_PENDING, LAPSE_OK);
+        return LAPSE_OK;
+    }
+    if (check != sdk::WindowCheck::ok) {
+        const lapse_status status = token_error("resolve", token, check, error);
+        out = final_duration(out, LAPSE_DURATION_FAILED, status);
+        return status;
+    }
+    if (flags & kWindowLost) {
+        out = final_duration(out, LAPSE_DURATION_NOT_MEASURED, LAPSE_OK);
+    } else if (flags & kWindowFailed) {
+        out = final_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_DEVICE);
+    } else {
+        out = final_duration(out, LAPSE_DURATION_READY, LAPSE_OK);
+        out.method = LAPSE_TIMING_DEVICE;
+        out.clock_domain = LAPSE_CLOCK_HOST_MONOTONIC;
+        out.start_ns = start;
+        out.end_ns = end;
+    }
+    return LAPSE_OK;
+}
+
+lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count, uint64_t timeout_ns,
+                                lapse_error* error)
+{
+    // Mark everything pending first: each pass resolves only what is still
+    // pending, so a token is taken (and its record freed) exactly once.
+    for (uint32_t i = 0; i < count; ++i) out[i] = final_duration(out[i], LAPSE_DURATION_PENDING, LAPSE_OK);
+    lapse_status first_error = LAPSE_OK;
+    uint32_t next = 0;  // out[0 .. next) are final
+    auto poll = [&]() noexcept {
+        bool all_final = true;
+        for (uint32_t i = next; i < count; ++i) {
+            if (out[i].state != LAPSE_DURATION_PENDING) continue;
+            lapse_status s = resolve_one(tokens[i], out[i], first_error == LAPSE_OK ? error : nullptr);
+            if (s < 0 && first_error == LAPSE_OK) first_error = s;
+            if (out[i].state == LAPSE_DURATION_PENDING) {
+                if (all_final) next = i;
+                all_final = false;
+            }
+        }
+        if (all_final) next = count;
+        return all_final;
+    };
+    bool all_final = poll();
+    if (!all_final && timeout_ns != 0) {
+        const bool forever = timeout_ns == LAPSE_WAIT_FOREVER;
+        const auto deadline =
+            forever ? CompletionSignal::clock::time_point::max()
+                    : CompletionSignal::clock::now() +
+                          std::chrono::nanoseconds(static_cast<int64_t>(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)));
+        all_final = completions_.wait(poll, deadline, forever);
+    }
+    if (first_error != LAPSE_OK) return first_error;
+    return all_final ? LAPSE_OK : LAPSE_NOT_READY;
+}
+
+}  // namespace lapse::cpu

@@ -1,0 +1,69 @@
+// cpu plugin — the device: N worker streams, or inline execution.
+//
+// Stream mode: a window is a start marker and an end marker in the stream's
+// queue (see WorkerStream); its record lives in the SDK's WindowTable
+// (generation-tagged ids, one CAS per transition, no lock on the hot path).
+// Inline mode: work runs on the caller's thread at submit, and there is no
+// device clock, so profile_start answers LAPSE_NO_WINDOW and the host
+// measures in system time.
+//
+// Config (every key read in both modes, so none is reported as unknown):
+//   mode           "stream" (default) | "inline"
+//   streams        1..64, default 2
+//   queue_capacity first ring size per stream, 16..2^24, default 4096
+//   window_capacity records allocated up front, 16..2^24, default 1024
+#pragma once
+
+#include "completion_signal.hpp"
+#include "cpu_window.hpp"
+#include "worker_stream.hpp"
+
+#include <lapse/lapse.h>
+#include <lapse/sdk/host.hpp>
+
+#include <memory>
+#include <vector>
+
+namespace lapse::cpu {
+
+class CpuDevice {
+public:
+    enum class Mode { stream, inline_ };
+
+    struct Settings {
+        Mode mode = Mode::stream;
+        uint32_t streams = 2;
+        uint32_t queue_capacity = 4096;
+        uint32_t window_capacity = 1024;
+    };
+
+    static Settings read_settings(const sdk::Config& config);
+    static std::unique_ptr<CpuDevice> open(sdk::Host host, sdk::Config config);
+
+    CpuDevice(sdk::Host host, const Settings& settings);
+    ~CpuDevice();  // = close: drains, abandons what is open, joins
+
+    void describe(lapse_device_info& info);
+    lapse_status sync(lapse_stream stream, lapse_error* error);
+    lapse_status submit(lapse_stream stream, lapse_work_fn fn, void* user, lapse_error* error);
+    lapse_status profile_start(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept;
+    lapse_status profile_end(lapse_token token, uint32_t flags, lapse_error* error) noexcept;
+    void profile_abandon(lapse_token token) noexcept;
+    lapse_status resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count, uint64_t timeout_ns,
+                         lapse_error* error);
+
+private:
+    // One token: fills `out` with a final state (or PENDING); returns the
+    // error status for an invalid token, LAPSE_OK otherwise.
+    lapse_status resolve_one(const lapse_token& token, lapse_duration& out, lapse_error* error) noexcept;
+    lapse_status token_error(const char* call, const lapse_token& token, sdk::WindowCheck check,
+                             lapse_error* error) const noexcept;
+
+    sdk::Host host_;
+    Settings settings_;
+    CpuWindowTable windows_;
+    CompletionSignal completions_;
+    std::vector<std::unique_ptr<WorkerStream>> streams_;  // empty in inline mode
+};
+
+}  // namespace lapse::cpu

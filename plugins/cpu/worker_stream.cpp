@@ -1,0 +1,139 @@
+#include "worker_stream.hpp"
+
+#include "futex.hpp"
+
+#include <lapse/sdk/host.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <pthread.h>
+#include <string>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace lapse::cpu {
+
+namespace {
+
+inline void cpu_relax() noexcept
+{
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+
+// About 10-40 µs of pause instructions, then a few yields: long enough to
+// bridge the gaps of a hot loop of windows, short enough not to eat a core
+// that another engineer's process (or the producer itself) needs.
+constexpr uint32_t kSpinRounds = 512;
+constexpr uint32_t kYieldRounds = 16;
+
+}  // namespace
+
+WorkerStream::WorkerStream(uint32_t index, std::size_t queue_capacity, CpuWindowTable& windows,
+                           CompletionSignal& completions, sdk::Host host)
+    : index_(index), windows_(windows), completions_(completions), host_(host), queue_(queue_capacity)
+{
+    thread_ = std::thread([this] { run(); });
+    char name[16];
+    std::snprintf(name, sizeof name, "lapse-cpu-%u", index_);
+    pthread_setname_np(thread_.native_handle(), name);
+}
+
+WorkerStream::~WorkerStream()
+{
+    stopping_.store(true, std::memory_order_seq_cst);
+    wake();
+    if (thread_.joinable()) thread_.join();
+}
+
+void WorkerStream::wake() noexcept
+{
+    // Only the producer that flips the flag pays the syscall.
+    if (sleeping_.exchange(0, std::memory_order_seq_cst) != 0) futex_wake_one(sleeping_);
+}
+
+void WorkerStream::run() noexcept
+{
+    uint32_t idle = 0;
+    QueueEntry entry;
+    for (;;) {
+        if (queue_.pop(entry)) {
+            execute(entry);
+            idle = 0;
+            continue;
+        }
+        // close() stops a device only after every other call returned, so
+        // an empty queue with stopping set stays empty.
+        if (stopping_.load(std::memory_order_acquire) && !queue_.has_claims()) return;
+        ++idle;
+        if (idle < kSpinRounds) {
+            cpu_relax();
+            continue;
+        }
+        if (idle < kSpinRounds + kYieldRounds) {
+            std::this_thread::yield();
+            continue;
+        }
+        sleeping_.store(1, std::memory_order_seq_cst);
+        if (queue_.has_claims() || stopping_.load(std::memory_order_seq_cst)) {
+            sleeping_.store(0, std::memory_order_relaxed);
+            continue;  // a producer is writing its entry: keep spinning
+        }
+        futex_wait(sleeping_, 1);
+        sleeping_.store(0, std::memory_order_relaxed);
+        idle = 0;
+    }
+}
+
+void WorkerStream::execute(const QueueEntry& entry) noexcept
+{
+    switch (entry.kind) {
+    case kWork: {
+        auto fn = reinterpret_cast<lapse_work_fn>(entry.a);
+        try {
+            fn(reinterpret_cast<void*>(entry.b), nullptr);
+        } catch (const std::exception& e) {
+            // The worker must survive a throwing job; the windows around it
+            // must not read as a fast measurement (errors poison).
+            ++failures_;
+            host_.error("stream " + std::to_string(index_) + ": submitted work threw: " + e.what() +
+                        "; the windows open around it will resolve as failed");
+        } catch (...) {
+            ++failures_;
+            host_.error("stream " + std::to_string(index_) +
+                        ": submitted work threw a non-standard exception; the windows open around it will "
+                        "resolve as failed");
+        }
+        break;
+    }
+    case kStart: {
+        CpuWindow& w = windows_.payload(entry.a);
+        w.failures_at_start.store(failures_, std::memory_order_relaxed);
+        w.start_ns.store(sdk::monotonic_ns(), std::memory_order_relaxed);
+        windows_.release(entry.a);
+        break;
+    }
+    case kEnd: {
+        const int64_t now = sdk::monotonic_ns();
+        CpuWindow& w = windows_.payload(entry.a);
+        w.end_ns.store(now, std::memory_order_relaxed);
+        if (w.failures_at_start.load(std::memory_order_relaxed) != failures_)
+            w.flags.fetch_or(kWindowFailed, std::memory_order_relaxed);
+        windows_.release(entry.a);
+        completions_.notify();
+        break;
+    }
+    case kFence:
+        reinterpret_cast<SyncFence*>(entry.a)->arrive();
+        break;
+    default:
+        break;
+    }
+}
+
+}  // namespace lapse::cpu

@@ -1,0 +1,75 @@
+// cpu plugin — one stream: a worker thread draining an in-order queue.
+//
+// The queue carries work, window markers and sync fences in the order they
+// were pushed. The worker runs work, stamps each marker with CLOCK_MONOTONIC
+// when it reaches it (so the caller of profile_start / profile_end never
+// waits and never reads a clock), and signals fences.
+//
+// Idle policy: after the queue runs dry the worker spins a little (a burst
+// of windows usually continues), yields a little, then announces it sleeps
+// and sleeps on a futex. A producer pays a wake-up syscall only when it
+// finds that announcement, never while the worker is awake.
+#pragma once
+
+#include "completion_signal.hpp"
+#include "cpu_window.hpp"
+#include "mpsc_queue.hpp"
+#include "sync_fence.hpp"
+
+#include <lapse/lapse.h>
+#include <lapse/sdk/host.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+
+namespace lapse::cpu {
+
+class WorkerStream {
+public:
+    // Starts the worker thread. Throws when the thread cannot start.
+    WorkerStream(uint32_t index, std::size_t queue_capacity, CpuWindowTable& windows, CompletionSignal& completions,
+                 sdk::Host host);
+    // Runs everything still queued, then joins.
+    ~WorkerStream();
+    WorkerStream(const WorkerStream&) = delete;
+    WorkerStream& operator=(const WorkerStream&) = delete;
+
+    // [thread-safe] Each returns false only when the queue could not grow
+    // (out of memory); then nothing was queued.
+    bool submit(lapse_work_fn fn, void* user) noexcept { return push({kWork, reinterpret_cast<uint64_t>(fn), reinterpret_cast<uint64_t>(user)}); }
+    bool mark_start(uint64_t id) noexcept { return push({kStart, id, 0}); }
+    bool mark_end(uint64_t id) noexcept { return push({kEnd, id, 0}); }
+    bool fence(SyncFence& fence) noexcept { return push({kFence, reinterpret_cast<uint64_t>(&fence), 0}); }
+
+    // Cells the queue holds (memory accounting).
+    std::size_t queue_cells() const noexcept { return queue_.cells_allocated(); }
+
+private:
+    enum : uint64_t { kWork = 1, kStart = 2, kEnd = 3, kFence = 4 };
+
+    bool push(const QueueEntry& entry) noexcept
+    {
+        if (!queue_.push(entry)) return false;
+        // The claim inside push is seq_cst, and so is this load: either the
+        // worker saw the claim before it slept, or we see it sleeping.
+        if (sleeping_.load(std::memory_order_seq_cst) != 0) wake();
+        return true;
+    }
+    void wake() noexcept;
+    void run() noexcept;
+    void execute(const QueueEntry& entry) noexcept;
+
+    const uint32_t index_;
+    CpuWindowTable& windows_;
+    CompletionSignal& completions_;
+    sdk::Host host_;
+    MpscQueue queue_;
+    alignas(64) std::atomic<uint32_t> sleeping_{0};  // 1: the worker sleeps or is about to
+    std::atomic<bool> stopping_{false};
+    uint32_t failures_ = 0;  // worker only: work items that threw so far
+    std::thread thread_;     // last: starts once everything above exists
+};
+
+}  // namespace lapse::cpu

@@ -1,0 +1,438 @@
+// lapse SDK (C++) — a concurrent table of window records for plugin authors.
+//
+// Every backend keeps one record per window from profile_start until the
+// window is resolved or abandoned, keyed by the token id it handed out. This
+// header is that bookkeeping, written once so each backend (cpu, cuda,
+// vulkan, forward, a third party's) gets the hard parts right:
+//
+//   * Ids are generation-tagged: id = (generation << 32) | (index + 1). An id
+//     is never 0, and a record's generation grows every time it is freed, so
+//     a stale token (closed twice, closed after abandon, resolved twice) is
+//     recognised and named, never mistaken for the window that reuses its
+//     record. A record whose generation would wrap is retired, so ids are
+//     never reused by a table.
+//   * Records live in chunks that never move (chunk k holds first_chunk << k
+//     records), so a record can be touched by index without a lock while the
+//     table grows. Growing is the only allocation; a table sized for the
+//     windows live at once allocates nothing in the steady state.
+//   * Free records sit on per-shard lock-free stacks (shard = tag % shards;
+//     a backend passes its stream as the tag), so threads on different
+//     streams do not share a free-list cache line. An empty shard steals from
+//     the others before the table grows.
+//   * A record's whole state is one 64-bit word changed only by CAS:
+//       bits 63..32 generation, 31..16 tag (the stream it was opened on),
+//       15..8 holds (references the device still has in flight: markers,
+//       events, queries), 7..4 fate of the previous life, 3..0 state.
+//     So end racing abandon, or two threads resolving one token, cannot both
+//     win, and the record is freed by whoever drops the last claim.
+//
+// Life of a record:
+//
+//     FREE --open(tag, holds)--> OPEN --close(+holds)--> CLOSED
+//                                  |                       | take(): holds == 0
+//                                  |                       v
+//                                  +--abandon--+         FREE (fate resolved)
+//                                              v
+//                    ABANDONED while holds > 0, FREE (fate forgotten) at 0
+//
+// The payload (the backend's stamps, events or query slots) is written only
+// by whoever has a right to it: the opener before it publishes the id, the
+// device side while it holds a hold, the taker inside take(). Payload fields
+// that one thread writes while another may read a stale copy of the record
+// (a reader racing a reuse) should be std::atomic with relaxed order; take()
+// throws away what it read when it loses the record.
+//
+// Thread safety: every member is [thread-safe] except the constructor,
+// destructor and abandon_all() (no other call may run concurrently).
+// open/close/release/abandon/take take no lock, allocate nothing and never
+// block, except open() growing the table (one mutex, rare).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace lapse::sdk {
+
+// What a table call found. `ok` means it took effect; the rest say why not.
+enum class WindowCheck : uint8_t {
+    ok = 0,
+    pending,     // take(): closed, but the device still holds it (not stamped yet)
+    unknown,     // never handed out by this table
+    wrong_tag,   // a live window, opened with another tag (stream)
+    still_open,  // take(): not closed yet
+    closed,      // close(): closed already
+    abandoned,   // abandoned; the device still holds it
+    resolved,    // its life ended in take(): resolved already
+    forgotten,   // its life ended in abandon()
+    expired      // its record has been reused since: an old token
+};
+
+// A short phrase for messages: "token 42 <phrase>".
+inline const char* describe(WindowCheck check) noexcept
+{
+    switch (check) {
+    case WindowCheck::ok: return "is fine";
+    case WindowCheck::pending: return "is closed but not measured yet";
+    case WindowCheck::unknown: return "was never opened on this device";
+    case WindowCheck::wrong_tag: return "belongs to another stream";
+    case WindowCheck::still_open: return "is still open (close it before resolving)";
+    case WindowCheck::closed: return "was closed already (a window closes once)";
+    case WindowCheck::abandoned: return "was abandoned";
+    case WindowCheck::resolved: return "was resolved already";
+    case WindowCheck::forgotten: return "was abandoned";
+    case WindowCheck::expired: return "is no longer live (its window ended long ago)";
+    }
+    return "is invalid";
+}
+
+template <class Payload>
+class WindowTable {
+public:
+    using Id = uint64_t;
+    static constexpr uint32_t max_tag = 0xFFFF;
+    static constexpr uint32_t max_holds = 0xFF;
+    static constexpr uint32_t max_chunks = 32;
+
+    // A record: the state word, the free-list link, the backend's payload.
+    struct Record {
+        std::atomic<uint64_t> word{0};
+        std::atomic<uint32_t> next_free{0};  // index + 1 of the next free record, 0 = end
+        Payload payload{};
+    };
+
+    // `shards`: free lists (one per stream is right). `first_chunk`: records
+    // allocated up front, a power of two >= 16; the table doubles from there.
+    explicit WindowTable(uint32_t shards = 1, uint32_t first_chunk = 1024)
+        : shard_count_(std::max<uint32_t>(shards, 1)),
+          chunk_shift_(static_cast<uint32_t>(std::countr_zero(std::bit_ceil(std::max<uint32_t>(first_chunk, 16))))),
+          shards_(shard_count_)
+    {
+        for (auto& c : chunks_) c.store(nullptr, std::memory_order_relaxed);
+        if (!grow(0, 0)) throw std::bad_alloc();
+    }
+
+    WindowTable(const WindowTable&) = delete;
+    WindowTable& operator=(const WindowTable&) = delete;
+
+    ~WindowTable()
+    {
+        for (auto& c : chunks_) delete[] c.load(std::memory_order_relaxed);
+    }
+
+    static uint32_t index_of(Id id) noexcept { return static_cast<uint32_t>(id) - 1; }
+    static uint32_t generation_of(Id id) noexcept { return static_cast<uint32_t>(id >> 32); }
+
+    // Takes a free record, marks it OPEN with `tag` and `holds` device
+    // references, and returns its id; 0 when memory (or the 2^32 ids of the
+    // table) ran out. Write the payload before handing the id to anyone.
+    Id open(uint32_t tag, uint32_t holds) noexcept
+    {
+        uint32_t index;
+        const uint32_t home = tag % shard_count_;
+        for (;;) {
+            const uint32_t seen = grown_.load(std::memory_order_acquire);
+            if (pop(home, index)) break;
+            bool found = false;
+            for (uint32_t i = 1; i < shard_count_ && !found; ++i) found = pop((home + i) % shard_count_, index);
+            if (found) break;
+            if (!grow(home, seen)) return 0;
+        }
+        Record& r = *record(index);
+        const uint32_t gen = gen_of(r.word.load(std::memory_order_relaxed));
+        r.word.store(pack(gen, tag, holds, kOpen), std::memory_order_release);
+        return (static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(index) + 1);
+    }
+
+    // The payload of a record the caller has a right to (see above). The id
+    // must have come from open().
+    Payload& payload(Id id) noexcept { return record(index_of(id))->payload; }
+
+    // OPEN -> CLOSED, adding `add_holds` device references (the end marker,
+    // event or query the caller is about to queue).
+    WindowCheck close(Id id, uint32_t tag, uint32_t add_holds) noexcept
+    {
+        Record* r = find(id);
+        if (r == nullptr) return WindowCheck::unknown;
+        uint64_t w = r->word.load(std::memory_order_acquire);
+        for (;;) {
+            WindowCheck c = classify(id, w, tag);
+            if (c != WindowCheck::ok) return c;
+            if (state_of(w) != kOpen) return state_of(w) == kClosed ? WindowCheck::closed : WindowCheck::abandoned;
+            uint64_t next = pack(gen_of(w), tag, holds_of(w) + add_holds, kClosed);
+            if (r->word.compare_exchange_weak(w, next, std::memory_order_acq_rel, std::memory_order_acquire))
+                return WindowCheck::ok;
+        }
+    }
+
+    // Drops one device reference (a marker was stamped, an event completed).
+    // Frees the record when it was abandoned and this was the last one.
+    // Only for a caller that holds a hold: it cannot fail.
+    void release(Id id) noexcept
+    {
+        Record* r = record(index_of(id));
+        uint64_t old = r->word.fetch_sub(uint64_t{1} << 8, std::memory_order_seq_cst);
+        if (holds_of(old) == 1 && state_of(old) == kAbandoned) free_record(*r, index_of(id), old - (uint64_t{1} << 8), kFateForgotten);
+    }
+
+    // Forgets a window, open or closed and not yet taken. `ok` when it did;
+    // anything else (unknown, another tag, already gone) changes nothing.
+    WindowCheck abandon(Id id, uint32_t tag) noexcept
+    {
+        Record* r = find(id);
+        if (r == nullptr) return WindowCheck::unknown;
+        uint64_t w = r->word.load(std::memory_order_acquire);
+        for (;;) {
+            WindowCheck c = classify(id, w, tag);
+            if (c != WindowCheck::ok) return c;
+            if (state_of(w) == kAbandoned) return WindowCheck::abandoned;
+            if (holds_of(w) == 0) {
+                if (try_free(*r, index_of(id), w, kFateForgotten)) return WindowCheck::ok;
+            } else {
+                uint64_t next = pack(gen_of(w), tag_of(w), holds_of(w), kAbandoned);
+                if (r->word.compare_exchange_weak(w, next, std::memory_order_acq_rel, std::memory_order_acquire))
+                    return WindowCheck::ok;
+            }
+        }
+    }
+
+    // Reads and frees a closed window the device no longer holds: calls
+    // read(const Payload&), then frees the record. `ok` means read saw the
+    // final payload; on any other answer discard what read copied (another
+    // thread took or abandoned it meanwhile, or it is pending).
+    template <class Read>
+    WindowCheck take(Id id, uint32_t tag, Read&& read) noexcept
+    {
+        Record* r = find(id);
+        if (r == nullptr) return WindowCheck::unknown;
+        uint64_t w = r->word.load(std::memory_order_seq_cst);
+        for (;;) {
+            WindowCheck c = classify(id, w, tag);
+            if (c != WindowCheck::ok) return c;
+            switch (state_of(w)) {
+            case kOpen: return WindowCheck::still_open;
+            case kAbandoned: return WindowCheck::abandoned;
+            default: break;
+            }
+            if (holds_of(w) != 0) return WindowCheck::pending;
+            read(static_cast<const Payload&>(r->payload));
+            if (try_free(*r, index_of(id), w, kFateResolved)) return WindowCheck::ok;
+        }
+    }
+
+    // What the table holds for `id` now, changing nothing: ok (open), closed,
+    // pending (closed, held), or why it is not live.
+    WindowCheck check(Id id, uint32_t tag) const noexcept
+    {
+        const Record* r = find(id);
+        if (r == nullptr) return WindowCheck::unknown;
+        uint64_t w = r->word.load(std::memory_order_acquire);
+        WindowCheck c = classify(id, w, tag);
+        if (c != WindowCheck::ok) return c;
+        if (state_of(w) == kAbandoned) return WindowCheck::abandoned;
+        if (state_of(w) == kClosed) return holds_of(w) != 0 ? WindowCheck::pending : WindowCheck::closed;
+        return WindowCheck::ok;
+    }
+
+    // The tag a live record carries (for error messages), or max_tag + 1.
+    uint32_t tag_of_live(Id id) const noexcept
+    {
+        const Record* r = find(id);
+        if (r == nullptr) return max_tag + 1;
+        uint64_t w = r->word.load(std::memory_order_acquire);
+        if (gen_of(w) != generation_of(id) || state_of(w) == kFree || state_of(w) == kRetired) return max_tag + 1;
+        return tag_of(w);
+    }
+
+    struct Census {
+        std::size_t open = 0;       // opened, never closed
+        std::size_t closed = 0;     // closed, never resolved
+        std::size_t abandoned = 0;  // abandoned while the device still held them
+    };
+
+    // Counts and frees every live record. For a device's close, once nothing
+    // else touches the table. Payload read by nobody afterwards.
+    Census abandon_all() noexcept
+    {
+        Census census;
+        for_each_record([&](Record& r, uint32_t index) {
+            uint64_t w = r.word.load(std::memory_order_acquire);
+            switch (state_of(w)) {
+            case kOpen: ++census.open; break;
+            case kClosed: ++census.closed; break;
+            case kAbandoned: ++census.abandoned; break;
+            default: return;
+            }
+            try_free(r, index, w, kFateForgotten);
+        });
+        return census;
+    }
+
+    // Records allocated (live or free).
+    std::size_t capacity() const noexcept { return capacity_.load(std::memory_order_acquire); }
+    // Bytes the table holds.
+    std::size_t memory_bytes() const noexcept { return capacity() * sizeof(Record) + sizeof(*this); }
+
+private:
+    static constexpr uint64_t kFree = 0, kOpen = 1, kClosed = 2, kAbandoned = 3, kRetired = 4;
+    static constexpr uint64_t kFateNone = 0, kFateResolved = 1, kFateForgotten = 2;
+
+    static uint64_t pack(uint32_t gen, uint32_t tag, uint32_t holds, uint64_t state, uint64_t fate = 0) noexcept
+    {
+        return (static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(tag & 0xFFFF) << 16) |
+               (static_cast<uint64_t>(holds & 0xFF) << 8) | (fate << 4) | state;
+    }
+    static uint32_t gen_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 32); }
+    static uint32_t tag_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 16) & 0xFFFF; }
+    static uint32_t holds_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 8) & 0xFF; }
+    static uint64_t state_of(uint64_t w) noexcept { return w & 0xF; }
+    static uint64_t fate_of(uint64_t w) noexcept { return (w >> 4) & 0xF; }
+
+    // Whether `w` is the live record of `id` with `tag`; if not, why not.
+    static WindowCheck classify(Id id, uint64_t w, uint32_t tag) noexcept
+    {
+        const uint32_t gen = generation_of(id);
+        const uint32_t now = gen_of(w);
+        const uint64_t state = state_of(w);
+        if (now == gen) {
+            if (state == kRetired) return fate_of(w) == kFateResolved ? WindowCheck::resolved : WindowCheck::forgotten;
+            if (state == kFree) return WindowCheck::unknown;  // generation not handed out yet
+            return tag_of(w) == (tag & 0xFFFF) && tag <= max_tag ? WindowCheck::ok : WindowCheck::wrong_tag;
+        }
+        if (now == gen + 1 && gen != UINT32_MAX && state == kFree)
+            return fate_of(w) == kFateResolved ? WindowCheck::resolved
+                   : fate_of(w) == kFateForgotten ? WindowCheck::forgotten
+                                                  : WindowCheck::expired;
+        if (now > gen) return WindowCheck::expired;
+        return WindowCheck::unknown;  // a generation this record never had
+    }
+
+    // Frees the record if its word is still `w`. The new word keeps why the
+    // previous life ended, so a late token gets an exact message.
+    bool try_free(Record& r, uint32_t index, uint64_t& w, uint64_t fate) noexcept
+    {
+        const uint32_t gen = gen_of(w);
+        const bool retire = gen == UINT32_MAX;  // never hand out a wrapped id
+        uint64_t next = retire ? pack(gen, 0, 0, kRetired, fate) : pack(gen + 1, 0, 0, kFree, fate);
+        if (!r.word.compare_exchange_strong(w, next, std::memory_order_acq_rel, std::memory_order_acquire))
+            return false;
+        if (!retire) push(tag_of(w) % shard_count_, index, index);
+        return true;
+    }
+
+    // The last hold of an abandoned record was dropped: nobody else may
+    // change its word any more (abandon and take refuse ABANDONED).
+    void free_record(Record& r, uint32_t index, uint64_t w, uint64_t fate) noexcept
+    {
+        while (!try_free(r, index, w, fate)) {
+        }
+    }
+
+    // --- chunks --------------------------------------------------------------
+
+    // Chunk k covers indices [B(2^k - 1), B(2^(k+1) - 1)) with B = first_chunk.
+    Record* record(uint32_t index) const noexcept
+    {
+        const uint64_t j = (static_cast<uint64_t>(index) >> chunk_shift_) + 1;
+        const uint32_t k = 63u - static_cast<uint32_t>(std::countl_zero(j));
+        if (k >= max_chunks) return nullptr;
+        Record* chunk = chunks_[k].load(std::memory_order_acquire);
+        if (chunk == nullptr) return nullptr;
+        const uint64_t offset = index - (((uint64_t{1} << k) - 1) << chunk_shift_);
+        return chunk + offset;
+    }
+
+    Record* find(Id id) const noexcept
+    {
+        if (static_cast<uint32_t>(id) == 0) return nullptr;
+        return record(index_of(id));
+    }
+
+    // Adds the next chunk and puts all of it on `shard`'s free list. When
+    // another thread grew since the caller looked (`seen`), this does nothing
+    // and returns true so the caller pops again.
+    bool grow(uint32_t shard, uint32_t seen) noexcept
+    {
+        std::lock_guard<std::mutex> lock(grow_mutex_);
+        const uint32_t k = grown_.load(std::memory_order_relaxed);
+        if (k != seen) return true;
+        if (k >= max_chunks) return false;
+        const uint64_t first = ((uint64_t{1} << k) - 1) << chunk_shift_;
+        const uint64_t count = uint64_t{1} << (k + chunk_shift_);
+        if (first + count > UINT32_MAX) return false;  // ids keep index + 1 in 32 bits
+        Record* chunk = new (std::nothrow) Record[count];
+        if (chunk == nullptr) return false;
+        for (uint64_t i = 0; i + 1 < count; ++i)
+            chunk[i].next_free.store(static_cast<uint32_t>(first + i + 2), std::memory_order_relaxed);
+        chunks_[k].store(chunk, std::memory_order_release);
+        capacity_.store(static_cast<std::size_t>(first + count), std::memory_order_release);
+        push(shard, static_cast<uint32_t>(first), static_cast<uint32_t>(first + count - 1));
+        grown_.store(k + 1, std::memory_order_release);
+        return true;
+    }
+
+    template <class F>
+    void for_each_record(F&& f) noexcept
+    {
+        for (uint32_t k = 0; k < max_chunks; ++k) {
+            Record* chunk = chunks_[k].load(std::memory_order_acquire);
+            if (chunk == nullptr) continue;
+            const uint64_t first = ((uint64_t{1} << k) - 1) << chunk_shift_;
+            const uint64_t count = uint64_t{1} << (k + chunk_shift_);
+            for (uint64_t i = 0; i < count; ++i) f(chunk[i], static_cast<uint32_t>(first + i));
+        }
+    }
+
+    // --- free lists: Treiber stacks, head = {aba counter : 32, index + 1 : 32}
+
+    struct alignas(64) Shard {
+        std::atomic<uint64_t> head{0};
+    };
+
+    bool pop(uint32_t shard, uint32_t& index) noexcept
+    {
+        std::atomic<uint64_t>& head = shards_[shard].head;
+        uint64_t h = head.load(std::memory_order_acquire);
+        while (static_cast<uint32_t>(h) != 0) {
+            const uint32_t top = static_cast<uint32_t>(h) - 1;
+            // May read a record another thread popped meanwhile: the ABA
+            // counter makes the CAS below fail in that case.
+            const uint32_t next = record(top)->next_free.load(std::memory_order_relaxed);
+            const uint64_t desired = (((h >> 32) + 1) << 32) | next;
+            if (head.compare_exchange_weak(h, desired, std::memory_order_acquire, std::memory_order_acquire)) {
+                index = top;
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // Pushes the chain first..last (linked through next_free, last's link
+    // set here) onto `shard`.
+    void push(uint32_t shard, uint32_t first, uint32_t last) noexcept
+    {
+        std::atomic<uint64_t>& head = shards_[shard].head;
+        Record* tail = record(last);
+        uint64_t h = head.load(std::memory_order_relaxed);
+        for (;;) {
+            tail->next_free.store(static_cast<uint32_t>(h), std::memory_order_relaxed);
+            const uint64_t desired = (((h >> 32) + 1) << 32) | (static_cast<uint64_t>(first) + 1);
+            if (head.compare_exchange_weak(h, desired, std::memory_order_release, std::memory_order_relaxed)) return;
+        }
+    }
+
+    const uint32_t shard_count_;
+    const uint32_t chunk_shift_;
+    std::vector<Shard> shards_;
+    std::atomic<Record*> chunks_[max_chunks];
+    std::atomic<std::size_t> capacity_{0};
+    std::mutex grow_mutex_;
+    std::atomic<uint32_t> grown_{0};  // chunks allocated; written under grow_mutex_
+};
+
+}  // namespace lapse::sdk
