@@ -53,6 +53,9 @@ std::vector<ExportedSymbol> read_dynsym(const std::filesystem::path& file, const
             unsigned char bind = Bind(sym.st_info);
             unsigned char vis = sym.st_other & 0x3;
             if (sym.st_shndx == SHN_UNDEF) continue;  // an import, not an export
+            // A version node ("LAPSE_1" from the version script) appears as
+            // an absolute symbol of value and size 0: not code or data.
+            if (sym.st_shndx == SHN_ABS && sym.st_value == 0 && sym.st_size == 0) continue;
             if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE) continue;
             if (vis == STV_HIDDEN || vis == STV_INTERNAL) continue;
             uint64_t name_at = uint64_t(strtab.sh_offset) + sym.st_name;

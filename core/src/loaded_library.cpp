@@ -46,8 +46,12 @@ constexpr std::size_t descriptor_header_size = offsetof(lapse_plugin, reserved);
 }  // namespace
 
 LoadedLibrary::LoadedLibrary(std::filesystem::path path, std::shared_ptr<spdlog::logger> logger)
-    : path_(std::move(path)), logger_(std::move(logger)), name_(path_.filename().string())
+    : path_(std::move(path)), logger_(std::move(logger))
 {
+    // Until the descriptor names the plugin, its log lines carry the file's
+    // name: lapse_cpu.so -> "cpu".
+    name_ = path_.stem().string();
+    if (name_.rfind("lapse_", 0) == 0) name_ = name_.substr(6);
     host_.struct_size = sizeof(lapse_host);
     host_.abi_major = LAPSE_ABI_MAJOR;
     host_.abi_minor = LAPSE_ABI_MINOR;
