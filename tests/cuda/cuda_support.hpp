@@ -1,0 +1,164 @@
+// Shared pieces of the CUDA plugin's CPU-only tests: where the files are,
+// and a fixture that opens the plugin over the driver test double.
+#pragma once
+
+#include "fake_cuda_driver.h"
+#include "test_host.hpp"
+
+#include <lapse/cuda.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#ifndef LAPSE_CUDA_PLUGIN_PATH
+#error "LAPSE_CUDA_PLUGIN_PATH must name the built lapse_cuda.so"
+#endif
+#ifndef LAPSE_FAKE_CUDA_DRIVER_PATH
+#error "LAPSE_FAKE_CUDA_DRIVER_PATH must name the built test double"
+#endif
+
+namespace lapse::test {
+
+inline int64_t host_ns()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+inline lapse_error make_error()
+{
+    lapse_error e{};
+    e.struct_size = sizeof e;
+    return e;
+}
+
+inline lapse_duration make_duration()
+{
+    lapse_duration d{};
+    d.struct_size = sizeof d;
+    return d;
+}
+
+inline fake_cuda_counters counters()
+{
+    fake_cuda_counters c{};
+    fake_cuda_get_counters(&c);
+    return c;
+}
+
+// The plugin opened over fake_cuda_driver (the test double), with a fresh
+// double for every test. Closing checks that the plugin gave every driver
+// object back.
+struct FakeDevice {
+    explicit FakeDevice(ConfigTable extra = {}, bool open_now = true) : host(LAPSE_CUDA_PLUGIN_PATH)
+    {
+        REQUIRE(fake_cuda_reset() == 0);
+        // The anchor thread is slowed down so that a failure a test injects
+        // into the next driver call is met by the call the test means.
+        config = {{"driver", std::string(LAPSE_FAKE_CUDA_DRIVER_PATH)}, {"anchor_period_ms", int64_t{60000}}};
+        for (auto& [k, v] : extra) config[k] = v;
+        REQUIRE(host.plugin() != nullptr);
+        if (open_now) open();
+    }
+    ~FakeDevice() { close(); }
+
+    void open()
+    {
+        lapse_status s = host.open(config, &device);
+        INFO(host.last_error().message);
+        REQUIRE(s == LAPSE_OK);
+        REQUIRE(device != nullptr);
+        ext = static_cast<const lapse_cuda_stream_ext*>(
+            host.plugin()->get_extension(device, LAPSE_CUDA_STREAM_EXTENSION));
+        REQUIRE(ext != nullptr);
+        REQUIRE(ext->struct_size >= sizeof(lapse_cuda_stream_ext));
+    }
+
+    // Closes the device and checks that nothing of the driver is left.
+    void close()
+    {
+        if (device == nullptr) return;
+        host.plugin()->close(device);
+        device = nullptr;
+        fake_cuda_counters c = counters();
+        CHECK(c.events_live == 0);
+        CHECK(c.streams_live == 0);
+        CHECK(c.primary_ctx_retained == 0);
+        CHECK(c.records_on_pending_event == 0);
+        CHECK(c.calls_without_context == 0);
+    }
+
+    const lapse_plugin& p() const { return *host.plugin(); }
+
+    CUstream_st* stream(lapse_stream s)
+    {
+        CUstream_st* out = nullptr;
+        REQUIRE(ext->native_stream(device, s, &out, nullptr) == LAPSE_OK);
+        return out;
+    }
+
+    lapse_token start(lapse_stream s)
+    {
+        lapse_token t{};
+        lapse_error e = make_error();
+        lapse_status st = p().profile_start(device, s, &t, &e);
+        INFO(e.message);
+        REQUIRE(st == LAPSE_OK);
+        REQUIRE(t.id != 0);
+        REQUIRE(t.opened_on == s);
+        return t;
+    }
+
+    void end(lapse_token t)
+    {
+        lapse_error e = make_error();
+        lapse_status st = p().profile_end(device, t, nullptr, &e);
+        INFO(e.message);
+        REQUIRE(st == LAPSE_OK);
+    }
+
+    // Launches a fake kernel of `ns` on stream `s`, through submit, as a
+    // host's work would go.
+    void busy(lapse_stream s, int64_t ns)
+    {
+        struct Work {
+            int64_t ns;
+            int result;
+        } w{ns, -1};
+        lapse_status st = p().submit(
+            device, s,
+            [](void* user, void* native) {
+                auto* work = static_cast<Work*>(user);
+                work->result = fake_cuda_launch_busy(static_cast<CUstream_st*>(native), work->ns);
+            },
+            &w, nullptr);
+        REQUIRE(st == LAPSE_OK);
+        REQUIRE(w.result == 0);
+    }
+
+    lapse_duration resolve(lapse_token t, uint64_t timeout = LAPSE_WAIT_FOREVER, lapse_status* status = nullptr)
+    {
+        lapse_duration d = make_duration();
+        lapse_error e = make_error();
+        lapse_status st = p().resolve(device, &t, &d, 1, timeout, &e);
+        if (status != nullptr) *status = st;
+        else {
+            INFO(e.message);
+            REQUIRE(st == LAPSE_OK);
+        }
+        last_message = e.message;
+        return d;
+    }
+
+    TestHost host;
+    ConfigTable config;
+    lapse_device* device = nullptr;
+    const lapse_cuda_stream_ext* ext = nullptr;
+    std::string last_message;
+};
+
+}  // namespace lapse::test
