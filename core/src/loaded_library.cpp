@@ -200,7 +200,10 @@ namespace lapse {
 std::filesystem::path default_plugin_dir()
 {
     // this_line_location is the core library itself (dladdr on this code).
-    return boost::dll::this_line_location().parent_path() / "lapse";
+    std::error_code ec;
+    std::filesystem::path self = boost::dll::this_line_location();
+    std::filesystem::path resolved = std::filesystem::weakly_canonical(self, ec);
+    return (ec ? self.lexically_normal() : resolved).parent_path() / "lapse";
 }
 
 }  // namespace lapse

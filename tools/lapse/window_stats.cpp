@@ -1,0 +1,85 @@
+#include "window_stats.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <ostream>
+
+namespace lapse::tool {
+
+std::vector<WindowStats> summarize(const std::vector<WindowRecord>& records)
+{
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const WindowRecord*>> by_name;
+    for (const auto& r : records) {
+        auto& list = by_name[r.name];
+        if (list.empty()) order.push_back(r.name);
+        list.push_back(&r);
+    }
+    std::vector<WindowStats> out;
+    for (const auto& name : order) {
+        WindowStats s;
+        s.name = name;
+        std::vector<int64_t> ns;
+        bool device = false, system = false;
+        for (const WindowRecord* r : by_name[name]) {
+            switch (r->state) {
+            case DurationState::ready:
+                ns.push_back(r->ns());
+                device = device || r->method == TimingMethod::device;
+                system = system || r->method == TimingMethod::system;
+                break;
+            case DurationState::failed: ++s.failed; break;
+            case DurationState::not_measured: ++s.not_measured; break;
+            case DurationState::pending: break;  // sessions hold final windows only
+            }
+        }
+        s.count = ns.size();
+        if (!ns.empty()) {
+            std::sort(ns.begin(), ns.end());
+            for (int64_t v : ns) s.total_ns += v;
+            s.min_ns = ns.front();
+            s.max_ns = ns.back();
+            // The lower median for even counts: a value that was measured.
+            s.median_ns = ns[(ns.size() - 1) / 2];
+        }
+        s.methods = device && system ? "device+system" : device ? "device" : system ? "system" : "-";
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+namespace {
+std::string ms(int64_t ns)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.3f", static_cast<double>(ns) / 1e6);
+    return buffer;
+}
+}  // namespace
+
+void print_table(std::ostream& out, const std::vector<WindowStats>& stats)
+{
+    std::size_t width = 6;
+    for (const auto& s : stats) width = std::max(width, s.name.size());
+    char line[512];
+    std::snprintf(line, sizeof line, "%-*s %6s %12s %11s %11s %11s  %s\n", static_cast<int>(width), "window", "count",
+                  "total ms", "min ms", "median ms", "max ms", "method");
+    out << line;
+    for (const auto& s : stats) {
+        if (s.count == 0) {
+            std::snprintf(line, sizeof line, "%-*s %6zu %12s %11s %11s %11s  %s", static_cast<int>(width),
+                          s.name.c_str(), s.count, "-", "-", "-", "-", s.methods.c_str());
+        } else {
+            std::snprintf(line, sizeof line, "%-*s %6zu %12s %11s %11s %11s  %s", static_cast<int>(width),
+                          s.name.c_str(), s.count, ms(s.total_ns).c_str(), ms(s.min_ns).c_str(),
+                          ms(s.median_ns).c_str(), ms(s.max_ns).c_str(), s.methods.c_str());
+        }
+        out << line;
+        if (s.failed > 0) out << "  (" << s.failed << " failed)";
+        if (s.not_measured > 0) out << "  (" << s.not_measured << " not measured)";
+        out << '\n';
+    }
+}
+
+}  // namespace lapse::tool
