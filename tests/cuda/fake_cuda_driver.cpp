@@ -422,6 +422,54 @@ static CUresult elapsed(float* ms, CUevent ha, CUevent hb)
 FAKE_EXPORT CUresult cuEventElapsedTime(float* ms, CUevent a, CUevent b) { return elapsed(ms, a, b); }
 FAKE_EXPORT CUresult cuEventElapsedTime_v2(float* ms, CUevent a, CUevent b) { return elapsed(ms, a, b); }
 
+// Modules and launches, for the GPU test program run over the double: it
+// knows two kernels by name, the ones gpu_test.cpp carries as PTX.
+struct CUmod_st;
+struct CUfunc_st;
+namespace {
+int g_spin_tag = 1, g_fault_tag = 2, g_module_tag = 3;
+}
+
+FAKE_EXPORT CUresult cuModuleLoadData(CUmod_st** module, const void* image)
+{
+    Driver& d = driver();
+    std::lock_guard<std::mutex> lock(d.mutex);
+    if (CUresult r = enter(d, "cuModuleLoadData")) return r;
+    if (image == nullptr || current() == nullptr) return INVALID_VALUE;
+    *module = reinterpret_cast<CUmod_st*>(&g_module_tag);
+    return SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuModuleUnload(CUmod_st*) { return SUCCESS; }
+
+FAKE_EXPORT CUresult cuModuleGetFunction(CUfunc_st** fn, CUmod_st* module, const char* name)
+{
+    if (module != reinterpret_cast<CUmod_st*>(&g_module_tag)) return INVALID_HANDLE;
+    if (std::strcmp(name, "lapse_spin") == 0) *fn = reinterpret_cast<CUfunc_st*>(&g_spin_tag);
+    else if (std::strcmp(name, "lapse_fault") == 0) *fn = reinterpret_cast<CUfunc_st*>(&g_fault_tag);
+    else return NOT_FOUND;
+    return SUCCESS;
+}
+
+// lapse_spin(ns) is fake_cuda_launch_busy; lapse_fault() is a device fault:
+// the launch succeeds and every later call fails, as a sticky error does.
+FAKE_EXPORT CUresult cuLaunchKernel(CUfunc_st* fn, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                    unsigned, CUstream stream, void** params, void**)
+{
+    if (fn == reinterpret_cast<CUfunc_st*>(&g_spin_tag)) {
+        if (params == nullptr) return INVALID_VALUE;
+        return fake_cuda_launch_busy(stream, static_cast<int64_t>(*static_cast<uint64_t*>(params[0])));
+    }
+    if (fn == reinterpret_cast<CUfunc_st*>(&g_fault_tag)) {
+        Driver& d = driver();
+        std::lock_guard<std::mutex> lock(d.mutex);
+        if (CUresult r = enter(d, "cuLaunchKernel")) return r;
+        d.sticky = ILLEGAL_ADDRESS;
+        return SUCCESS;
+    }
+    return INVALID_HANDLE;
+}
+
 FAKE_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsigned long long flags,
                                          int* status)
 {
