@@ -57,9 +57,13 @@ int64_t now_ns()
 
 struct Event;
 
+typedef void (*HostFn)(void*);
+
 struct Op {
-    int64_t kernel_ns;  // > 0: a kernel; else a record of `event`
+    int64_t kernel_ns;  // > 0: a kernel; else a record of `event`, or a host function
     Event* event;
+    HostFn fn;
+    void* data;
 };
 
 struct Stream {
@@ -142,6 +146,32 @@ void sleep_until(int64_t t)
 {
     int64_t n = now_ns();
     if (t > n) std::this_thread::sleep_for(std::chrono::nanoseconds(t - n));
+}
+
+// Runs what a held stream queued, in order, then lets it run freely. A host
+// function runs here, unlocked, once the stream reached it; what is queued
+// meanwhile waits behind it.
+void drain(Driver& d, Stream& s, std::unique_lock<std::mutex>& lock)
+{
+    for (std::size_t i = 0; i < s.queued.size(); ++i) {
+        Op op = s.queued[i];
+        int64_t now = now_ns();
+        if (op.kernel_ns > 0) {
+            s.cursor = std::max(now, s.cursor) + op.kernel_ns;
+        } else if (op.fn != nullptr) {
+            int64_t until = s.cursor;
+            lock.unlock();
+            sleep_until(until);
+            op.fn(op.data);
+            lock.lock();
+            s.cursor = std::max(s.cursor, now_ns());
+        } else if (d.events.count(op.event) != 0 && op.event->recorded && !op.event->stamped) {
+            stamp(s, *op.event, now);
+        }
+    }
+    s.queued.clear();
+    s.held = false;
+    d.released.notify_all();
 }
 
 }  // namespace
@@ -368,7 +398,7 @@ FAKE_EXPORT CUresult cuEventRecord(CUevent he, CUstream hs)
     ++d.counters.event_records;
     e->recorded = true;
     e->stamped = false;
-    if (s->held) s->queued.push_back(Op{0, e});
+    if (s->held) s->queued.push_back(Op{0, e, nullptr, nullptr});
     else stamp(*s, *e, now);
     return SUCCESS;
 }
@@ -470,6 +500,23 @@ FAKE_EXPORT CUresult cuLaunchKernel(CUfunc_st* fn, unsigned, unsigned, unsigned,
     return INVALID_HANDLE;
 }
 
+// Host functions run in stream order: here, on the calling thread, once the
+// stream has reached them (a held stream runs them when released).
+FAKE_EXPORT CUresult cuLaunchHostFunc(CUstream hs, HostFn fn, void* data)
+{
+    Driver& d = driver();
+    std::unique_lock<std::mutex> lock(d.mutex);
+    if (CUresult r = enter(d, "cuLaunchHostFunc")) return r;
+    Stream* s = find_stream(d, hs);
+    if (s == nullptr) return INVALID_HANDLE;
+    if (fn == nullptr) return INVALID_VALUE;
+    bool was_held = s->held;
+    s->held = true;  // what comes after waits for the function
+    s->queued.push_back(Op{0, nullptr, fn, data});
+    if (!was_held) drain(d, *s, lock);
+    return SUCCESS;
+}
+
 FAKE_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsigned long long flags,
                                          int* status)
 {
@@ -490,6 +537,7 @@ FAKE_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int ver
         {"cuStreamDestroy", reinterpret_cast<void*>(&cuStreamDestroy_v2)},
         {"cuStreamGetCtx", reinterpret_cast<void*>(&cuStreamGetCtx)},
         {"cuStreamSynchronize", reinterpret_cast<void*>(&cuStreamSynchronize)},
+        {"cuLaunchHostFunc", reinterpret_cast<void*>(&cuLaunchHostFunc)},
         {"cuEventCreate", reinterpret_cast<void*>(&cuEventCreate)},
         {"cuEventDestroy", reinterpret_cast<void*>(&cuEventDestroy_v2)},
         {"cuEventRecord", reinterpret_cast<void*>(&cuEventRecord)},
@@ -570,7 +618,7 @@ FAKE_EXPORT int fake_cuda_launch_busy(struct CUstream_st* h, int64_t ns)
     Stream* s = find_stream(d, h);
     if (s == nullptr || ns <= 0) return INVALID_HANDLE;
     if (current() != s->ctx) return INVALID_CONTEXT;  // a launch needs the stream's context current
-    if (s->held) s->queued.push_back(Op{ns, nullptr});
+    if (s->held) s->queued.push_back(Op{ns, nullptr, nullptr, nullptr});
     else s->cursor = std::max(now_ns(), s->cursor) + ns;
     return SUCCESS;
 }
@@ -585,20 +633,8 @@ FAKE_EXPORT void fake_cuda_hold(struct CUstream_st* h)
 FAKE_EXPORT void fake_cuda_release(struct CUstream_st* h)
 {
     Driver& d = driver();
-    {
-        std::lock_guard<std::mutex> lock(d.mutex);
-        Stream* s = find_stream(d, h);
-        if (s == nullptr) return;
-        int64_t now = now_ns();
-        for (Op& op : s->queued) {
-            if (op.kernel_ns > 0) s->cursor = std::max(now, s->cursor) + op.kernel_ns;
-            else if (d.events.count(op.event) != 0 && op.event->recorded && !op.event->stamped)
-                stamp(*s, *op.event, now);
-        }
-        s->queued.clear();
-        s->held = false;
-    }
-    d.released.notify_all();
+    std::unique_lock<std::mutex> lock(d.mutex);
+    if (Stream* s = find_stream(d, h)) drain(d, *s, lock);
 }
 
 FAKE_EXPORT struct CUctx_st* fake_cuda_current_context(void) { return current(); }

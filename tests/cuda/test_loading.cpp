@@ -25,7 +25,8 @@ std::string open_failure(const ConfigTable& config, lapse_status expected = LAPS
     // so the host can tell a typo from a key that is merely unused.
     std::set<std::string> keys = host.read_keys();
     if (expected == LAPSE_ERROR_CONFIG) return host.last_error().message;  // stops at the bad key
-    for (const char* k : {"driver", "device", "streams", "max_windows", "max_registered_streams", "anchor_period_ms"})
+    for (const char* k : {"driver", "device", "streams", "max_windows", "max_registered_streams", "anchor_period_ms",
+                          "submit"})
         CHECK(keys.count(k) == 1);
     return host.last_error().message;
 }

@@ -184,3 +184,51 @@ TEST_CASE("cuda: registering refuses default streams, foreign contexts, and past
     d.ext->unregister_stream(d.device, ia, nullptr);
     d.ext->unregister_stream(d.device, ib, nullptr);
 }
+
+TEST_CASE("cuda: submit = \"host\" runs the work in stream order, timed like a kernel", "[cuda][streams][submit]")
+{
+    FakeDevice d({{"submit", std::string("host")}});
+    struct Spin {
+        int64_t ns;
+        int calls = 0;
+        void* native = nullptr;
+    } spin{8 * kMs};
+    auto fn = [](void* user, void* native) {
+        auto* s = static_cast<Spin*>(user);
+        int64_t until = host_ns() + s->ns;
+        while (host_ns() < until) {
+        }
+        s->native = native;
+        ++s->calls;
+    };
+    lapse_token t = d.start(0);
+    REQUIRE(d.p().submit(d.device, 0, fn, &spin, nullptr) == LAPSE_OK);
+    d.end(t);
+    lapse_duration r = d.resolve(t);
+    CHECK(spin.calls == 1);
+    CHECK(spin.native == d.stream(0));
+    CHECK(r.end_ns - r.start_ns >= 8 * kMs - 1000);
+
+    // Behind a held stream the work waits its turn, then runs exactly once.
+    CUstream_st* s = d.stream(0);
+    fake_cuda_hold(s);
+    spin.calls = 0;
+    lapse_token u = d.start(0);
+    REQUIRE(d.p().submit(d.device, 0, fn, &spin, nullptr) == LAPSE_OK);
+    d.end(u);
+    CHECK(spin.calls == 0);
+    lapse_status st = LAPSE_OK;
+    d.resolve(u, 0, &st);
+    CHECK(st == LAPSE_NOT_READY);
+    fake_cuda_release(s);
+    CHECK(spin.calls == 1);
+    CHECK(d.resolve(u).state == LAPSE_DURATION_READY);
+}
+
+TEST_CASE("cuda: submit must be \"launch\" or \"host\"", "[cuda][streams][submit]")
+{
+    FakeDevice d({{"submit", std::string("later")}}, false);
+    lapse_device* device = nullptr;
+    CHECK(d.host.open(d.config, &device) == LAPSE_ERROR_CONFIG);
+    CHECK_THAT(std::string(d.host.last_error().message), Contains("submit"));
+}

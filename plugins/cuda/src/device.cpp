@@ -50,6 +50,11 @@ std::unique_ptr<CudaDevice> CudaDevice::open(sdk::Host host, sdk::Config config)
                                    int64_t{SlotTable::kChunkSlots} * SlotTable::kMaxChunks);
     o.max_registered_streams = config.integer("max_registered_streams", 16, 0, 1024);
     o.anchor_period_ms = config.integer("anchor_period_ms", 1000, 10, 60000);
+    std::string submit = config.string("submit", "launch");
+    if (submit != "launch" && submit != "host")
+        config.reject("submit", "must be \"launch\" (run on the caller's thread to launch CUDA work) or \"host\" "
+                                "(run in stream order as a CUDA host function), got \"" + submit + "\"");
+    o.submit_as_host_function = submit == "host";
     if (o.driver.empty()) config.reject("driver", "must name a library (default libcuda.so.1)");
     return std::unique_ptr<CudaDevice>(new CudaDevice(host, o));
 }
@@ -82,6 +87,9 @@ CudaDevice::CudaDevice(sdk::Host host, const Options& options) : host_(host), op
                                  "driver sees " + std::to_string(count) + " CUDA device(s), numbered 0.." +
                                  std::to_string(count - 1) + ". Set `device` to one of them (CUDA_VISIBLE_DEVICES "
                                  "renumbers them)");
+        if (options_.submit_as_host_function && api.launch_host_func == nullptr)
+            throw sdk::Error(LAPSE_ERROR_UNAVAILABLE, "cuda: submit = \"host\" needs cuLaunchHostFunc, which the driver '" +
+                                                          driver_->path() + "' lacks (CUDA 10.0 or newer)");
         check("cuDeviceGet", api.device_get(&cu_device_, static_cast<int>(options_.device)), LAPSE_ERROR_UNAVAILABLE);
         char name[100] = {};
         if (api.device_get_name(name, sizeof name - 1, cu_device_) != CUDA_SUCCESS) name[0] = '\0';
@@ -241,7 +249,31 @@ lapse_status CudaDevice::submit(lapse_stream stream, lapse_work_fn fn, void* use
         poison();
         return cuda_fail(error, *driver_, "submit: cuCtxPushCurrent", scope.result());
     }
-    fn(user, e->handle.load(std::memory_order_acquire));
+    CUstream native = e->handle.load(std::memory_order_acquire);
+    if (!options_.submit_as_host_function) {
+        fn(user, native);
+        return LAPSE_OK;
+    }
+    // In stream order on the driver's thread: the stream waits while fn
+    // runs, so windows around it time it. The record is freed by the call.
+    struct HostCall {
+        lapse_work_fn fn;
+        void* user;
+        CUstream native;
+    };
+    auto* call = new HostCall{fn, user, native};
+    CUresult r = api_->launch_host_func(
+        native,
+        [](void* data) {
+            std::unique_ptr<HostCall> c(static_cast<HostCall*>(data));
+            c->fn(c->user, c->native);
+        },
+        call);
+    if (r != CUDA_SUCCESS) {
+        delete call;  // fn was not called: the caller still owns `user`
+        poison();
+        return cuda_fail(error, *driver_, "submit: cuLaunchHostFunc", r);
+    }
     return LAPSE_OK;
 }
 

@@ -52,6 +52,12 @@ private:
         int64_t max_windows = 0;
         int64_t max_registered_streams = 0;
         int64_t anchor_period_ms = 0;
+        // "launch": fn runs on the caller's thread, context current, to
+        // launch kernels on the CUstream it is handed (the default).
+        // "host": fn runs in stream order as a CUDA host function
+        // (cuLaunchHostFunc), so host-side work is timed like a kernel; it
+        // must not call CUDA.
+        bool submit_as_host_function = false;
     };
 
     enum : uint32_t { kStreamEmpty = 0, kStreamOwned = 1, kStreamRegistered = 2, kStreamReserved = 3 };

@@ -38,6 +38,7 @@ struct DriverApi {
     PFN_cuStreamDestroy_v4000 stream_destroy = nullptr;
     PFN_cuStreamSynchronize_v2000 stream_synchronize = nullptr;
     PFN_cuStreamGetCtx_v9020 stream_get_ctx = nullptr;  // optional: checks registered streams
+    PFN_cuLaunchHostFunc_v10000 launch_host_func = nullptr;  // optional: submit = "host"
     PFN_cuEventCreate_v2000 event_create = nullptr;
     PFN_cuEventDestroy_v4000 event_destroy = nullptr;
     PFN_cuEventRecord_v2000 event_record = nullptr;
