@@ -1,0 +1,178 @@
+// Loads lapse_cpu.so with dlopen (as a host would) and wraps one device in a
+// small RAII helper for the tests. LAPSE_CPU_PLUGIN_PATH comes from CMake.
+#pragma once
+
+#include "test_host.hpp"
+
+#include <lapse/lapse.h>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <ctime>
+#include <dlfcn.h>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lapse_test {
+
+inline lapse_plugin_entry_fn cpu_entry()
+{
+    // Loaded once for the whole test binary, as the core keeps a plugin
+    // loaded while its devices live.
+    static void* handle = dlopen(LAPSE_CPU_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) FAIL("dlopen " << LAPSE_CPU_PLUGIN_PATH << ": " << dlerror());
+    auto entry = reinterpret_cast<lapse_plugin_entry_fn>(dlsym(handle, LAPSE_ENTRY_SYMBOL));
+    if (entry == nullptr) FAIL("no " LAPSE_ENTRY_SYMBOL " in " << LAPSE_CPU_PLUGIN_PATH);
+    return entry;
+}
+
+inline int64_t now_ns()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+inline lapse_error error_struct()
+{
+    lapse_error e{};
+    e.struct_size = sizeof e;
+    return e;
+}
+
+inline lapse_duration duration_struct()
+{
+    lapse_duration d{};
+    d.struct_size = sizeof d;
+    return d;
+}
+
+// Opening a device either works (then plugin/device are set) or the test
+// reads status/error.
+class CpuDevice {
+public:
+    explicit CpuDevice(std::map<std::string, ConfigValue> config = {})
+        : host_(std::make_unique<TestHost>(std::move(config)))
+    {
+        plugin_ = cpu_entry()(host_->get());
+        REQUIRE(plugin_ != nullptr);
+        error = error_struct();
+        status = plugin_->open(host_->get(), host_->node(), &device_, &error);
+    }
+    ~CpuDevice() { close(); }
+    CpuDevice(const CpuDevice&) = delete;
+    CpuDevice& operator=(const CpuDevice&) = delete;
+
+    void close()
+    {
+        if (device_ != nullptr) plugin_->close(device_);
+        device_ = nullptr;
+    }
+
+    bool opened() const { return device_ != nullptr; }
+    const lapse_plugin& plugin() const { return *plugin_; }
+    lapse_device* device() const { return device_; }
+    TestHost& host() { return *host_; }
+
+    lapse_token start(lapse_stream stream)
+    {
+        lapse_token t{};
+        lapse_error e = error_struct();
+        lapse_status s = plugin_->profile_start(device_, stream, &t, &e);
+        INFO(e.message);
+        REQUIRE(s == LAPSE_OK);
+        REQUIRE(t.id != 0);
+        REQUIRE(t.opened_on == stream);
+        return t;
+    }
+    lapse_status end(lapse_token t, lapse_error* e = nullptr) { return plugin_->profile_end(device_, t, nullptr, e); }
+    void end_ok(lapse_token t)
+    {
+        lapse_error e = error_struct();
+        lapse_status s = end(t, &e);
+        INFO(e.message);
+        REQUIRE(s == LAPSE_OK);
+    }
+    void abandon(lapse_token t) { plugin_->profile_abandon(device_, t); }
+    lapse_status resolve(lapse_token t, lapse_duration& d, uint64_t timeout_ns, lapse_error* e = nullptr)
+    {
+        d = duration_struct();
+        return plugin_->resolve(device_, &t, &d, 1, timeout_ns, e);
+    }
+    // Waits for a window that must measure, and returns it.
+    lapse_duration ready(lapse_token t)
+    {
+        lapse_duration d;
+        lapse_error e = error_struct();
+        lapse_status s = resolve(t, d, LAPSE_WAIT_FOREVER, &e);
+        INFO(e.message);
+        REQUIRE(s == LAPSE_OK);
+        REQUIRE(d.state == LAPSE_DURATION_READY);
+        REQUIRE(d.method == LAPSE_TIMING_DEVICE);
+        REQUIRE(d.clock_domain == LAPSE_CLOCK_HOST_MONOTONIC);
+        REQUIRE(d.end_ns >= d.start_ns);
+        return d;
+    }
+    template <class F>
+    void submit(lapse_stream stream, F* f)
+    {
+        lapse_error e = error_struct();
+        lapse_status s = plugin_->submit(
+            device_, stream, [](void* user, void*) { (*static_cast<F*>(user))(); }, f, &e);
+        INFO(e.message);
+        REQUIRE(s == LAPSE_OK);
+    }
+    void sync(lapse_stream stream)
+    {
+        lapse_error e = error_struct();
+        lapse_status s = plugin_->sync(device_, stream, &e);
+        INFO(e.message);
+        REQUIRE(s == LAPSE_OK);
+    }
+
+    lapse_status status = LAPSE_OK;
+    lapse_error error{};
+
+private:
+    std::unique_ptr<TestHost> host_;
+    const lapse_plugin* plugin_ = nullptr;
+    lapse_device* device_ = nullptr;
+};
+
+// Spins (no sleep: a sleeping job would measure the scheduler) until
+// `ns` of CLOCK_MONOTONIC passed; records when it really ran.
+struct BusyJob {
+    int64_t ns;
+    int64_t began = 0;
+    int64_t ended = 0;
+    void operator()()
+    {
+        began = now_ns();
+        while (now_ns() - began < ns) {
+        }
+        ended = now_ns();
+    }
+};
+
+// Holds a stream's worker until released, so what is queued behind it
+// stays queued (markers in flight).
+struct Gate {
+    std::atomic<bool> open{false};
+    void operator()()
+    {
+        while (!open.load()) std::this_thread::yield();
+    }
+};
+
+// Records the time it ran.
+struct StampJob {
+    int64_t at = 0;
+    void operator()() { at = now_ns(); }
+};
+
+}  // namespace lapse_test

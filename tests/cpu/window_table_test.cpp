@@ -1,0 +1,250 @@
+// sdk/window_table.hpp on its own: ids, generations, transitions, races,
+// growth, and no allocation in the steady state.
+#include "alloc_counter.hpp"
+
+#include <lapse/sdk/window_table.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+using lapse::sdk::WindowCheck;
+
+namespace {
+struct Stamp {
+    std::atomic<int64_t> value{0};
+};
+using Table = lapse::sdk::WindowTable<Stamp>;
+
+int64_t read(Table& t, Table::Id id, uint32_t tag, WindowCheck* check)
+{
+    int64_t v = -1;
+    *check = t.take(id, tag, [&](const Stamp& s) { v = s.value.load(std::memory_order_relaxed); });
+    return v;
+}
+}  // namespace
+
+TEST_CASE("window_table: ids are never 0 and a reused record gets a new generation", "[window_table]")
+{
+    Table t(1, 16);
+    Table::Id a = t.open(0, 0);
+    REQUIRE(a != 0);
+    REQUIRE(t.close(a, 0, 0) == WindowCheck::ok);
+    WindowCheck c;
+    read(t, a, 0, &c);
+    REQUIRE(c == WindowCheck::ok);
+
+    // Until the record is reused, the old id names what happened to it.
+    CHECK(t.close(a, 0, 0) == WindowCheck::resolved);
+    CHECK(t.check(a, 0) == WindowCheck::resolved);
+
+    Table::Id b = t.open(0, 0);
+    CHECK(b != a);
+    CHECK(Table::index_of(b) == Table::index_of(a));  // LIFO free list: same record
+    CHECK(Table::generation_of(b) == Table::generation_of(a) + 1);
+    // Once reused, the old id is expired, and touches nothing.
+    CHECK(t.close(a, 0, 0) == WindowCheck::expired);
+    CHECK(t.abandon(a, 0) == WindowCheck::expired);
+    read(t, a, 0, &c);
+    CHECK(c == WindowCheck::expired);
+    CHECK(t.check(b, 0) == WindowCheck::ok);
+
+    // Once b ends too, a is older than one generation: expired.
+    REQUIRE(t.abandon(b, 0) == WindowCheck::ok);
+    Table::Id c2 = t.open(0, 0);
+    CHECK(Table::index_of(c2) == Table::index_of(a));
+    CHECK(t.close(a, 0, 0) == WindowCheck::expired);
+    CHECK(t.close(b, 0, 0) == WindowCheck::expired);  // reused since it was forgotten
+
+    std::set<Table::Id> ids;
+    for (int i = 0; i < 10000; ++i) {
+        Table::Id id = t.open(0, 0);
+        REQUIRE(id != 0);
+        REQUIRE(ids.insert(id).second);
+        REQUIRE(t.abandon(id, 0) == WindowCheck::ok);
+    }
+}
+
+TEST_CASE("window_table: every transition answers what it found", "[window_table]")
+{
+    Table t(2, 16);
+    Table::Id id = t.open(1, 1);  // one hold: a start marker in flight
+    CHECK(t.check(id, 1) == WindowCheck::ok);
+    CHECK(t.close(id, 0, 1) == WindowCheck::wrong_tag);
+    CHECK(t.tag_of_live(id) == 1);
+    WindowCheck c;
+    read(t, id, 1, &c);
+    CHECK(c == WindowCheck::still_open);
+    REQUIRE(t.close(id, 1, 1) == WindowCheck::ok);
+    CHECK(t.close(id, 1, 1) == WindowCheck::closed);
+    read(t, id, 1, &c);
+    CHECK(c == WindowCheck::pending);
+    t.payload(id).value.store(42);
+    t.release(id);
+    read(t, id, 1, &c);
+    CHECK(c == WindowCheck::pending);  // still the end hold
+    t.release(id);
+    CHECK(read(t, id, 1, &c) == 42);
+    CHECK(c == WindowCheck::ok);
+    read(t, id, 1, &c);
+    CHECK(c == WindowCheck::resolved);
+
+    CHECK(t.close(0, 0, 0) == WindowCheck::unknown);
+    CHECK(t.close(uint64_t{7} << 32 | 5000000, 0, 0) == WindowCheck::unknown);  // index never allocated
+    CHECK(t.close(uint64_t{9} << 32 | 2, 0, 0) == WindowCheck::unknown);        // a generation not reached yet
+}
+
+TEST_CASE("window_table: an abandoned record is not reused while the device holds it", "[window_table]")
+{
+    Table t(1, 16);
+    Table::Id held = t.open(0, 1);
+    REQUIRE(t.close(held, 0, 1) == WindowCheck::ok);
+    REQUIRE(t.abandon(held, 0) == WindowCheck::ok);
+    CHECK(t.abandon(held, 0) == WindowCheck::abandoned);
+    CHECK(t.close(held, 0, 1) == WindowCheck::abandoned);
+    std::vector<Table::Id> others;
+    for (int i = 0; i < 100; ++i) {
+        others.push_back(t.open(0, 0));
+        REQUIRE(Table::index_of(others.back()) != Table::index_of(held));
+    }
+    t.release(held);
+    CHECK(t.check(held, 0) == WindowCheck::abandoned);  // one hold left
+    t.release(held);
+    CHECK(t.check(held, 0) == WindowCheck::forgotten);  // now free
+    Table::Id reuse = t.open(0, 0);
+    CHECK(Table::index_of(reuse) == Table::index_of(held));
+}
+
+TEST_CASE("window_table: growth keeps records in place and ids distinct", "[window_table]")
+{
+    Table t(1, 16);
+    Table::Id first = t.open(0, 0);
+    Stamp* where = &t.payload(first);
+    std::set<Table::Id> ids{first};
+    for (int i = 0; i < 5000; ++i) REQUIRE(ids.insert(t.open(0, 0)).second);
+    CHECK(&t.payload(first) == where);
+    CHECK(t.capacity() >= 5001);
+    CHECK(t.capacity() < 2 * 5001 + 16);
+    for (Table::Id id : ids) REQUIRE(t.check(id, 0) == WindowCheck::ok);
+    const auto census = t.abandon_all();
+    CHECK(census.open == 5001);
+    CHECK(census.closed == 0);
+}
+
+TEST_CASE("window_table: an empty shard takes records from the others before growing", "[window_table]")
+{
+    Table t(2, 16);  // all 16 first records sit on shard 0
+    std::vector<Table::Id> ids;
+    for (int i = 0; i < 16; ++i) ids.push_back(t.open(1, 0));
+    CHECK(t.capacity() == 16);
+    for (Table::Id id : ids) REQUIRE(t.abandon(id, 1) == WindowCheck::ok);
+    for (int i = 0; i < 16; ++i) t.open(0, 0);  // back from shard 1
+    CHECK(t.capacity() == 16);
+}
+
+TEST_CASE("window_table: end racing abandon on one id lets exactly one win", "[window_table][race]")
+{
+    Table t(2, 64);
+    const int rounds = 3000;
+    int closes = 0;
+    for (int i = 0; i < rounds; ++i) {
+        Table::Id id = t.open(i % 2, 1);
+        std::atomic<int> go{0};
+        WindowCheck closed = WindowCheck::unknown, abandoned = WindowCheck::unknown;
+        std::thread worker([&] {
+            go.fetch_add(1);
+            while (go.load() < 3) std::this_thread::yield();
+            t.release(id);  // the start marker lands meanwhile
+        });
+        std::thread a([&] {
+            go.fetch_add(1);
+            while (go.load() < 3) std::this_thread::yield();
+            closed = t.close(id, i % 2, 0);
+        });
+        go.fetch_add(1);
+        while (go.load() < 3) std::this_thread::yield();
+        abandoned = t.abandon(id, i % 2);
+        a.join();
+        worker.join();
+        REQUIRE(abandoned == WindowCheck::ok);  // abandon forgets open and closed windows alike
+        REQUIRE((closed == WindowCheck::ok || closed == WindowCheck::forgotten || closed == WindowCheck::abandoned));
+        closes += closed == WindowCheck::ok;
+        // Whatever the order, the record is free again exactly once.
+        REQUIRE(t.check(id, i % 2) == WindowCheck::forgotten);
+    }
+    INFO("close won " << closes << " of " << rounds);
+    CHECK(t.capacity() == 64);  // nothing leaked
+}
+
+TEST_CASE("window_table: many threads, every window taken exactly once", "[window_table][race]")
+{
+    Table t(4, 64);
+    constexpr int kThreads = 4;
+#if defined(LAPSE_SANITIZED)
+    constexpr int kPerThread = 20000;
+#else
+    constexpr int kPerThread = 200000;
+#endif
+    std::atomic<int> taken{0};
+    std::atomic<int> wrong{0};  // Catch2 assertions are not thread-safe: count, check after
+    std::vector<std::thread> threads;
+    for (int k = 0; k < kThreads; ++k) {
+        threads.emplace_back([&, k] {
+            std::vector<std::pair<Table::Id, uint32_t>> live;
+            for (int i = 0; i < kPerThread; ++i) {
+                const uint32_t tag = (k + i) % 4;
+                Table::Id id = t.open(tag, 1);
+                if (id == 0) {
+                    wrong.fetch_add(1);
+                    continue;
+                }
+                t.payload(id).value.store(i, std::memory_order_relaxed);
+                t.release(id);
+                if (t.close(id, tag, 0) != WindowCheck::ok) wrong.fetch_add(1);
+                live.emplace_back(id, tag);
+                if (live.size() == 64 || i + 1 == kPerThread) {
+                    for (auto [x, xtag] : live) {
+                        int64_t v = -1;
+                        WindowCheck c = t.take(x, xtag, [&](const Stamp& s) { v = s.value.load(std::memory_order_relaxed); });
+                        if (c != WindowCheck::ok || v < 0) wrong.fetch_add(1);
+                        if (t.take(x, xtag, [](const Stamp&) {}) != WindowCheck::resolved &&
+                            t.check(x, xtag) != WindowCheck::expired)
+                            wrong.fetch_add(1);
+                        taken.fetch_add(1, std::memory_order_relaxed);
+                    }
+                    live.clear();
+                }
+            }
+        });
+    }
+    for (auto& th : threads) th.join();
+    CHECK(wrong.load() == 0);
+    CHECK(taken.load() == kThreads * kPerThread);
+    CHECK(t.abandon_all().open == 0);
+}
+
+TEST_CASE("window_table: no allocation once warmed up", "[window_table][alloc]")
+{
+    Table t(2, 1024);
+    std::vector<Table::Id> ids(512);
+    auto cycle = [&] {
+        for (auto& id : ids) {
+            id = t.open(1, 1);
+            t.release(id);
+            (void)t.close(id, 1, 1);
+            t.release(id);
+        }
+        for (auto id : ids) {
+            WindowCheck c;
+            read(t, id, 1, &c);
+            REQUIRE(c == WindowCheck::ok);
+        }
+    };
+    cycle();
+    const uint64_t before = lapse_test::allocations();
+    for (int i = 0; i < 100; ++i) cycle();
+    CHECK(lapse_test::allocations() == before);
+}
