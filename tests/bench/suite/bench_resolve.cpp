@@ -1,0 +1,79 @@
+// Resolve of 1,000,000 closed windows (all stamped: the stream was synced,
+// so this is the cost of resolving, not of waiting) in one C ABI call,
+// against a loop that only reads their stamps: the start and end of each
+// of the same 1,000,000 durations, 40 bytes apart, as a caller that kept
+// the stamps itself would read them.
+#include "internal.hpp"
+
+namespace lapse::bench::detail {
+
+namespace {
+
+void resolve_big(benchmark::State& st, Context& ctx)
+{
+    const Device& dev = ctx.subject;
+    const uint32_t n = static_cast<uint32_t>(ctx.big);
+    std::string message;
+    for (auto _ : st) {
+        // Untimed: open and close n windows, let the stream stamp them all.
+        if (!open_close(dev, 0, ctx.big_tokens.data(), n, message)) {
+            st.SkipWithError(message.c_str());
+            return;
+        }
+        if (dev.plugin().sync(dev.handle(), 0, nullptr) != LAPSE_OK) {
+            st.SkipWithError("sync failed");
+            return;
+        }
+        const auto t0 = Clock::now();
+        const bool ok = resolve_all(dev, ctx.big_tokens.data(), ctx.big_out.data(), n, message);
+        const auto t1 = Clock::now();
+        if (!ok) {
+            st.SkipWithError(message.c_str());
+            return;
+        }
+        st.SetIterationTime(seconds_between(t0, t1));
+    }
+    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
+}
+
+void read_stamps(benchmark::State& st, Context& ctx)
+{
+    const lapse_duration* d = ctx.big_out.data();
+    const std::size_t n = ctx.big;
+    for (auto _ : st) {
+        const auto t0 = Clock::now();
+        int64_t sum = 0;
+        for (std::size_t i = 0; i < n; ++i) sum += d[i].end_ns - d[i].start_ns;
+        benchmark::DoNotOptimize(sum);
+        const auto t1 = Clock::now();
+        st.SetIterationTime(seconds_between(t0, t1));
+    }
+    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(n));
+}
+
+}  // namespace
+
+void add_resolve(Context& ctx, std::vector<FigureSpec>& figures)
+{
+    const int iterations = ctx.quick ? 1 : 3;
+    add("resolve.read_stamps", [&ctx](benchmark::State& st) { read_stamps(st, ctx); })
+        ->UseManualTime()
+        ->Iterations(iterations);
+    add("resolve.resolve_all", [&ctx](benchmark::State& st) { resolve_big(st, ctx); })
+        ->UseManualTime()
+        ->Iterations(iterations);
+
+    FigureSpec f;
+    f.figure.key = "resolve_vs_read_stamps";
+    f.figure.title = "resolve " + std::to_string(ctx.big) + " closed windows (one call)";
+    f.figure.baseline = "a loop reading their stamps";
+    f.figure.unit = "x";
+    f.figure.target = Target::at_most;
+    f.figure.limit = 3.0;
+    f.subject = "resolve.resolve_all";
+    f.baseline = "resolve.read_stamps";
+    f.ops_per_iteration = static_cast<double>(ctx.big);
+    figures.push_back(f);
+}
+
+}  // namespace lapse::bench::detail

@@ -1,0 +1,155 @@
+// Window start+end, no resolve in the timed part: the C ABI against two
+// steady_clock reads (the floor of any window that reads the host clock
+// twice), the C++ host API against the C ABI, and forward layers against
+// the bare backend.
+//
+// Each iteration is a batch of `batch` windows timed by two clock reads
+// around it (manual time: nothing but the windows is inside), then the batch
+// is resolved untimed, so the backend's tables stay the size of one batch:
+// the steady state, not growth.
+#include "internal.hpp"
+
+#include <lapse/sdk/error.hpp>
+
+namespace lapse::bench::detail {
+
+namespace {
+
+void two_clock_reads(benchmark::State& st, const Context& ctx)
+{
+    const uint32_t n = ctx.batch;
+    for (auto _ : st) {
+        const auto t0 = Clock::now();
+        for (uint32_t i = 0; i < n; ++i) {
+            auto a = Clock::now();
+            auto b = Clock::now();
+            benchmark::DoNotOptimize(a);
+            benchmark::DoNotOptimize(b);
+        }
+        const auto t1 = Clock::now();
+        st.SetIterationTime(seconds_between(t0, t1));
+    }
+    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
+}
+
+void c_abi_windows(benchmark::State& st, const Device& dev, uint32_t batch)
+{
+    if (!dev) {
+        st.SkipWithError("device not open");
+        return;
+    }
+    const lapse_plugin& p = dev.plugin();
+    lapse_device* h = dev.handle();
+    std::vector<lapse_token> tokens(batch);
+    std::vector<lapse_duration> out(batch);
+    std::string message;
+    for (auto _ : st) {
+        const auto t0 = Clock::now();
+        for (uint32_t i = 0; i < batch; ++i) {
+            lapse_token t;
+            if (p.profile_start(h, 0, &t, nullptr) != LAPSE_OK || p.profile_end(h, t, nullptr, nullptr) != LAPSE_OK)
+                [[unlikely]] {
+                st.SkipWithError("profile_start/profile_end failed");
+                return;
+            }
+            tokens[i] = t;
+        }
+        const auto t1 = Clock::now();
+        st.SetIterationTime(seconds_between(t0, t1));
+        if (!resolve_all(dev, tokens.data(), out.data(), batch, message)) {
+            st.SkipWithError(message.c_str());
+            return;
+        }
+    }
+    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * batch);
+}
+
+void cpp_api_windows(benchmark::State& st, Device& dev, uint32_t batch)
+{
+    if (!dev) {
+        st.SkipWithError("device not open");
+        return;
+    }
+    std::vector<Duration> durations(batch);
+    for (auto _ : st) {
+        const auto t0 = Clock::now();
+        for (uint32_t i = 0; i < batch; ++i) {
+            Window w = dev.profile_start(0);
+            durations[i] = dev.profile_end(w);
+            if (durations[i].failed()) [[unlikely]] {
+                st.SkipWithError("profile_end failed");
+                return;
+            }
+        }
+        const auto t1 = Clock::now();
+        st.SetIterationTime(seconds_between(t0, t1));
+        dev.resolve(durations);
+    }
+    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * batch);
+}
+
+}  // namespace
+
+void add_window(Context& ctx, std::vector<FigureSpec>& figures)
+{
+    const double mt = ctx.min_time;
+    auto manual = [&](benchmark::internal::Benchmark* b) { b->UseManualTime()->MinTime(mt); };
+
+    manual(add("window.two_clock_reads", [&ctx](benchmark::State& st) { two_clock_reads(st, ctx); }));
+    manual(add("window.c_abi", [&ctx](benchmark::State& st) { c_abi_windows(st, ctx.subject, ctx.batch); }));
+    manual(add("window.cpp_api", [&ctx](benchmark::State& st) { cpp_api_windows(st, ctx.subject, ctx.batch); }));
+    manual(add("window.c_abi_b", [&ctx](benchmark::State& st) { c_abi_windows(st, ctx.subject, ctx.batch); }));
+    if (ctx.forward1) {
+        manual(add("window.forward1", [&ctx](benchmark::State& st) { c_abi_windows(st, ctx.forward1, ctx.batch); }));
+        manual(add("window.forward2", [&ctx](benchmark::State& st) { c_abi_windows(st, ctx.forward2, ctx.batch); }));
+        manual(add("window.c_abi_c", [&ctx](benchmark::State& st) { c_abi_windows(st, ctx.subject, ctx.batch); }));
+    }
+
+    const bool cpu = ctx.plugin == "cpu";
+    {
+        FigureSpec f;
+        f.figure.key = ctx.plugin + "_window_vs_two_clock_reads";
+        f.figure.title = ctx.plugin + " window start+end, C ABI, no resolve";
+        f.figure.baseline = "2x steady_clock::now()";
+        f.figure.unit = "x";
+        f.figure.target = cpu ? Target::at_most : Target::report;
+        f.figure.limit = 1.5;
+        f.figure.aim = cpu ? "aim <= 1.0x" : "";
+        f.subject = "window.c_abi";
+        f.baseline = "window.two_clock_reads";
+        f.ops_per_iteration = ctx.batch;
+        figures.push_back(f);
+    }
+    {
+        FigureSpec f;
+        f.figure.key = "cpp_api_vs_c_abi";
+        f.figure.title = "window start+end, C++ API (Window/Duration)";
+        f.figure.baseline = "the same through the C ABI";
+        f.figure.unit = "x";
+        f.figure.target = Target::at_most;
+        f.figure.limit = 1.1;
+        f.subject = "window.cpp_api";
+        // The bare runs either side of it, so both see the same load.
+        f.baseline = "window.c_abi|window.c_abi_b";
+        f.ops_per_iteration = ctx.batch;
+        figures.push_back(f);
+    }
+    for (int layers = 1; layers <= 2; ++layers) {
+        FigureSpec f;
+        f.figure.key = layers == 1 ? "forward_layer_vs_bare" : "forward_2_layers_per_layer";
+        f.figure.title = layers == 1 ? "window start+end under 1 forward layer"
+                                     : "under 2 forward layers, per layer (sqrt)";
+        f.figure.baseline = "the bare " + ctx.plugin + " plugin";
+        f.figure.unit = "x";
+        f.figure.target = Target::at_most;
+        f.figure.limit = 1.1;
+        f.formula = layers == 1 ? Formula::time_ratio : Formula::sqrt_time_ratio;
+        f.subject = layers == 1 ? "window.forward1" : "window.forward2";
+        f.baseline = "window.c_abi_b|window.c_abi_c";
+        f.ops_per_iteration = ctx.batch;
+        if (!ctx.forward1) f.unavailable = "forward not available: " + ctx.forward_error;
+        figures.push_back(f);
+    }
+}
+
+}  // namespace lapse::bench::detail

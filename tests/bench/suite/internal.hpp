@@ -1,0 +1,116 @@
+// lapse benchmark suite — what the concerns share (not a public header).
+#pragma once
+
+#include "suite.hpp"
+
+#include <lapse/core.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lapse::bench::detail {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_between(Clock::time_point a, Clock::time_point b)
+{
+    return std::chrono::duration<double>(b - a).count();
+}
+
+// One run of one benchmark (one round).
+struct Sample {
+    double ns_per_iteration = 0;  // real time
+    std::map<std::string, double> counters;
+};
+
+// How a figure's per-round value is made from its benchmarks' samples.
+enum class Formula {
+    time_ratio,       // subject time / baseline time
+    sqrt_time_ratio,  // sqrt(subject time / baseline time): per layer of two
+    counter,          // subject's counter `counter`
+    rate_ratio,       // subject's counter `counter` / baseline's counter `counter`
+    time_ms           // subject time per iteration, in ms
+};
+
+struct FigureSpec {
+    Figure figure;
+    Formula formula = Formula::time_ratio;
+    std::string subject;   // benchmark name
+    std::string baseline;  // benchmark name, or ""
+    std::string counter;   // for counter / rate_ratio
+    double ops_per_iteration = 1;  // to report subject_ns / baseline_ns per operation
+    std::string unavailable;  // set when the figure cannot be measured here (and why)
+};
+
+// The devices and buffers every benchmark of a run shares. Opened once,
+// before the first round, warmed, and closed after the last.
+struct Context {
+    Options options;
+    bool quick = false;
+    uint32_t batch = 1024;       // windows per timed batch
+    std::size_t big = 1000000;   // windows for the resolve and memory figures
+    double min_time = 0.2;       // seconds per benchmark run
+    int accuracy_runs_1ms = 40;  // windows per accuracy run
+    int accuracy_runs_20ms = 6;
+    int load_iterations = 8;
+
+    std::string subject_config;  // TOML
+    std::string config_name;
+    std::string config_dir;
+
+    std::unique_ptr<Runtime> runtime;
+    Device subject;
+    std::string plugin;  // descriptor name of the subject's top plugin
+    uint32_t streams = 0;
+    bool host_work = false;  // submitted work runs on a host thread (native == NULL): accuracy applies
+
+    Device forward1, forward2;
+    std::string forward_error;  // why the forward stacks did not open
+
+    // Big buffers, touched before timing (fresh pages cost ~11 us each here).
+    std::vector<lapse_token> big_tokens;
+    std::vector<lapse_duration> big_out;
+
+    // A config wrapping the subject in `layers` forward plugins.
+    std::string wrapped(int layers) const;
+    Config config(const std::string& text) const;
+};
+
+Context& context();
+
+// A concern registers its benchmarks (in the order they run) and its figures.
+struct Concern {
+    const char* name;
+    void (*add)(Context& ctx, std::vector<FigureSpec>& figures);
+};
+
+void add_window(Context&, std::vector<FigureSpec>&);      // C ABI vs clock, C++ API, forward layers
+void add_system(Context&, std::vector<FigureSpec>&);      // device window vs system-time window
+void add_resolve(Context&, std::vector<FigureSpec>&);     // resolve 1M vs reading stamps
+void add_memory(Context&, std::vector<FigureSpec>&);      // bytes per pending window
+void add_accuracy(Context&, std::vector<FigureSpec>&);    // 1 ms and 20 ms busy intervals
+void add_load(Context&, std::vector<FigureSpec>&);        // load + negotiate + open
+void add_contention(Context&, std::vector<FigureSpec>&);  // 1x1, 2x2, 2x1
+
+// Registers a benchmark that runs `fn` and reports the skip reason when the
+// context says the figure cannot run.
+benchmark::internal::Benchmark* add(const std::string& name, std::function<void(benchmark::State&)> fn);
+
+// Resolves `count` closed windows of `dev` through the C ABI, waiting. False
+// (and a message) when something failed.
+bool resolve_all(const Device& dev, const lapse_token* tokens, lapse_duration* out, uint32_t count,
+                 std::string& message);
+
+// Start+end of `count` windows through the C ABI on `stream`, tokens kept.
+// False (and a message) when a call failed.
+bool open_close(const Device& dev, lapse_stream stream, lapse_token* tokens, uint32_t count,
+                std::string& message);
+
+}  // namespace lapse::bench::detail

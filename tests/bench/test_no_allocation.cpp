@@ -1,0 +1,301 @@
+// The hot path allocates nothing in the steady state.
+//
+// This executable replaces the global operator new (and exports it, so the
+// core library and the dlopen'ed plugins call it too) and counts every call
+// from any thread. After a warm-up that lets the backend's tables and
+// queues reach their working size, a loop of windows must not allocate:
+//   - start + end (+ abandon) through the C ABI, on the CPU plugin and on
+//     forward over it;
+//   - the same through the C++ host API (Device::profile_start/profile_end,
+//     Window, Duration);
+//   - batched resolve through the C ABI.
+// The C++ API's Device::resolve is measured too and reported; it is not the
+// hot path the design promises allocation-free (start, end, abandon), so its
+// test case is marked [!mayfail].
+//
+// Counts, never time: nothing here asserts speed.
+//
+// Under AddressSanitizer the allocator is ASan's own; replacing operator new
+// would bypass its checks, so the counter is not built and every case says
+// it was skipped (ThreadSanitizer and UBSan builds run it).
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>
+
+#include <lapse/core.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define LAPSE_COUNT_ALLOCATIONS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LAPSE_COUNT_ALLOCATIONS 0
+#endif
+#endif
+#ifndef LAPSE_COUNT_ALLOCATIONS
+#define LAPSE_COUNT_ALLOCATIONS 1
+#endif
+
+namespace {
+std::atomic<uint64_t> g_news{0};
+}
+
+#if LAPSE_COUNT_ALLOCATIONS
+namespace {
+void* counted(std::size_t n)
+{
+    g_news.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+    throw std::bad_alloc();
+}
+void* counted_aligned(std::size_t n, std::align_val_t al)
+{
+    g_news.fetch_add(1, std::memory_order_relaxed);
+    const std::size_t a = static_cast<std::size_t>(al);
+    const std::size_t size = (n + a - 1) / a * a;
+    if (void* p = std::aligned_alloc(a, size == 0 ? a : size)) return p;
+    throw std::bad_alloc();
+}
+void* counted_nothrow(std::size_t n) noexcept
+{
+    g_news.fetch_add(1, std::memory_order_relaxed);
+    return std::malloc(n == 0 ? 1 : n);
+}
+}  // namespace
+
+void* operator new(std::size_t n) { return counted(n); }
+void* operator new[](std::size_t n) { return counted(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_nothrow(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_nothrow(n); }
+void* operator new(std::size_t n, std::align_val_t a) { return counted_aligned(n, a); }
+void* operator new[](std::size_t n, std::align_val_t a) { return counted_aligned(n, a); }
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept
+{
+    try {
+        return counted_aligned(n, a);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t& t) noexcept
+{
+    return operator new(n, a, t);
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+#endif
+
+namespace {
+
+constexpr uint32_t kBatch = 256;
+constexpr int kWarmBatches = 8;
+constexpr int kCountedBatches = 32;
+
+uint64_t news() { return g_news.load(std::memory_order_relaxed); }
+
+bool counting()
+{
+    if (LAPSE_COUNT_ALLOCATIONS) {
+        // The replacement must be the one in use (a static build or a
+        // linker that kept libstdc++'s would count nothing).
+        const uint64_t before = news();
+        delete new int(1);
+        return news() > before;
+    }
+    return false;
+}
+
+std::string cpu_config(const char* layers_above)
+{
+    std::string text = layers_above;
+    return text + "plugin = \"cpu\"\nmode = \"stream\"\nstreams = 1\n";
+}
+
+const char* const kBare = "[backend]\n";
+const char* const kForward = "[backend]\nplugin = \"forward\"\n[backend.inner]\n";
+
+lapse::Device open(lapse::Runtime& rt, const std::string& text)
+{
+    return rt.open(lapse::Config::from_string(text, "<no-allocation test>", {}));
+}
+
+bool forward_available(lapse::Runtime& rt)
+{
+    try {
+        rt.find_plugin("forward");
+        open(rt, cpu_config(kForward)).close();
+        return true;
+    } catch (const std::exception& e) {
+        WARN("forward not available, its cases are skipped: " << e.what());
+        return false;
+    }
+}
+
+// Start + end of one batch through the C ABI; false when a call failed.
+bool c_abi_batch(const lapse::Device& dev, std::vector<lapse_token>& tokens)
+{
+    const lapse_plugin& p = dev.plugin();
+    lapse_device* h = dev.handle();
+    for (uint32_t i = 0; i < kBatch; ++i) {
+        if (p.profile_start(h, 0, &tokens[i], nullptr) != LAPSE_OK) return false;
+        // Every 8th window is abandoned instead of closed: abandon is on the hot path too.
+        if (i % 8 == 7) {
+            p.profile_abandon(h, tokens[i]);
+            if (p.profile_start(h, 0, &tokens[i], nullptr) != LAPSE_OK) return false;
+        }
+        if (p.profile_end(h, tokens[i], nullptr, nullptr) != LAPSE_OK) return false;
+    }
+    return true;
+}
+
+bool c_abi_resolve(const lapse::Device& dev, const std::vector<lapse_token>& tokens, std::vector<lapse_duration>& out)
+{
+    for (auto& d : out) d.struct_size = sizeof d;
+    const lapse_status s =
+        dev.plugin().resolve(dev.handle(), tokens.data(), out.data(), kBatch, LAPSE_WAIT_FOREVER, nullptr);
+    if (s != LAPSE_OK) return false;
+    for (const auto& d : out)
+        if (d.state != LAPSE_DURATION_READY) return false;
+    return true;
+}
+
+struct Counts {
+    uint64_t hot = 0;      // start + end + abandon
+    uint64_t resolve = 0;  // batched resolve
+    bool ok = true;
+};
+
+Counts c_abi_counts(const lapse::Device& dev)
+{
+    std::vector<lapse_token> tokens(kBatch);
+    std::vector<lapse_duration> out(kBatch);
+    Counts c;
+    for (int b = 0; b < kWarmBatches && c.ok; ++b) c.ok = c_abi_batch(dev, tokens) && c_abi_resolve(dev, tokens, out);
+    for (int b = 0; b < kCountedBatches && c.ok; ++b) {
+        const uint64_t n0 = news();
+        c.ok = c_abi_batch(dev, tokens);
+        const uint64_t n1 = news();
+        c.ok = c.ok && c_abi_resolve(dev, tokens, out);
+        const uint64_t n2 = news();
+        c.hot += n1 - n0;
+        c.resolve += n2 - n1;
+    }
+    return c;
+}
+
+bool cpp_batch(lapse::Device& dev, std::vector<lapse::Duration>& durations)
+{
+    for (uint32_t i = 0; i < kBatch; ++i) {
+        lapse::Window w = dev.profile_start(0);
+        if (i % 8 == 7) {
+            dev.profile_abandon(w);
+            w = dev.profile_start(0);
+        }
+        durations[i] = dev.profile_end(w);
+        if (!durations[i].pending() && !durations[i].ready()) return false;
+    }
+    return true;
+}
+
+Counts cpp_counts(lapse::Device& dev)
+{
+    std::vector<lapse::Duration> durations(kBatch);
+    Counts c;
+    for (int b = 0; b < kWarmBatches && c.ok; ++b) c.ok = cpp_batch(dev, durations) && dev.resolve(durations);
+    for (int b = 0; b < kCountedBatches && c.ok; ++b) {
+        const uint64_t n0 = news();
+        c.ok = cpp_batch(dev, durations);
+        const uint64_t n1 = news();
+        c.ok = c.ok && dev.resolve(durations);
+        const uint64_t n2 = news();
+        c.hot += n1 - n0;
+        c.resolve += n2 - n1;
+        for (auto& d : durations) c.ok = c.ok && d.ready();
+    }
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("the counter sees operator new", "[bench][allocation]")
+{
+    if (!LAPSE_COUNT_ALLOCATIONS) {
+        WARN("skipped under AddressSanitizer: it replaces the allocator, so this build counts nothing");
+        return;
+    }
+    REQUIRE(counting());
+}
+
+TEST_CASE("steady-state windows allocate nothing: C ABI", "[bench][allocation]")
+{
+    if (!counting()) {
+        WARN("skipped: allocations are not counted in this build (AddressSanitizer)");
+        return;
+    }
+    lapse::Runtime rt;
+    std::vector<std::pair<const char*, const char*>> stacks{{"cpu", kBare}};
+    if (forward_available(rt)) stacks.push_back({"forward over cpu", kForward});
+    for (const auto& [name, layers] : stacks) {
+        SECTION(std::string(name))
+        {
+            lapse::Device dev = open(rt, cpu_config(layers));
+            const Counts c = c_abi_counts(dev);
+            INFO(name << ": " << kCountedBatches * kBatch << " windows after " << kWarmBatches * kBatch
+                      << " of warm-up");
+            REQUIRE(c.ok);
+            CHECK(c.hot == 0);
+            CHECK(c.resolve == 0);
+        }
+    }
+}
+
+TEST_CASE("steady-state windows allocate nothing: C++ API start/end/abandon", "[bench][allocation]")
+{
+    if (!counting()) {
+        WARN("skipped: allocations are not counted in this build (AddressSanitizer)");
+        return;
+    }
+    lapse::Runtime rt;
+    std::vector<std::pair<const char*, const char*>> stacks{{"cpu", kBare}};
+    if (forward_available(rt)) stacks.push_back({"forward over cpu", kForward});
+    for (const auto& [name, layers] : stacks) {
+        SECTION(std::string(name))
+        {
+            lapse::Device dev = open(rt, cpu_config(layers));
+            const Counts c = cpp_counts(dev);
+            INFO(name << ": " << kCountedBatches * kBatch << " windows after " << kWarmBatches * kBatch
+                      << " of warm-up");
+            REQUIRE(c.ok);
+            CHECK(c.hot == 0);
+        }
+    }
+}
+
+TEST_CASE("C++ API Device::resolve of a batch allocates nothing", "[bench][allocation][!mayfail]")
+{
+    if (!counting()) {
+        WARN("skipped: allocations are not counted in this build (AddressSanitizer)");
+        return;
+    }
+    lapse::Runtime rt;
+    lapse::Device dev = open(rt, cpu_config(kBare));
+    const Counts c = cpp_counts(dev);
+    REQUIRE(c.ok);
+    INFO("Device::resolve made " << c.resolve << " allocations over " << kCountedBatches << " batches of " << kBatch);
+    CHECK(c.resolve == 0);
+}
