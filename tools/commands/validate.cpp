@@ -1,0 +1,223 @@
+// lapse validate PLUGIN: the conformance suite, each check in a child
+// process (see checks.hpp for the checks, child_runner.hpp for the runner).
+//
+// Exit status: 0 when no check failed (skipped checks are printed as SKIP
+// with their reason and do not fail the run), 1 when any check failed, 2 for
+// bad arguments or a plugin that cannot be found, 3 with --require-device
+// when checks were skipped because the device is unavailable (CUDA without
+// a GPU): a CI job that must exercise the hardware says so.
+#include "checks.hpp"
+#include "child_runner.hpp"
+#include "plugin_arg.hpp"
+#include "terminal.hpp"
+#include "validate_output.hpp"
+
+#include <lapse/cli/commands.hpp>
+#include <lapse/core.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <regex>
+#include <sstream>
+
+namespace lapse::cli {
+namespace {
+
+constexpr int exit_device_unavailable = 3;
+
+std::string toml_string(const std::string& s)
+{
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out + "\"";
+}
+
+struct Options {
+    std::string plugin;
+    std::string under;
+    std::string config;
+    std::string only;
+    uint64_t seed = 0;
+    bool json = false;
+    std::string junit;
+    double timeout_s = 60;
+    bool list = false;
+    bool verbose = false;
+    bool require_device = false;
+};
+
+int run_validate(const Options& opt, bool seed_given)
+{
+    if (opt.list) {
+        for (const Check& c : all_checks()) std::cout << c.name << "  " << c.description << '\n';
+        return 0;
+    }
+    std::regex only;
+    try {
+        only = std::regex(opt.only.empty() ? std::string(".*") : opt.only);
+    } catch (const std::regex_error& e) {
+        std::cerr << "lapse validate: --only: not a regular expression: " << e.what() << '\n';
+        return exit_usage;
+    }
+
+    CheckContext ctx;
+    ValidateRun run;
+    run.plugin_arg = opt.plugin;
+    run.under = opt.under;
+    // Only paths are resolved here; loading happens in the children, so a
+    // plugin that crashes while loading is a reported check, not a crash
+    // of this process.
+    try {
+        Runtime runtime;
+        std::optional<Config> config;
+        if (!opt.config.empty()) config = Config::from_file(opt.config);
+        ctx.plugin_file = std::filesystem::absolute(
+                              runtime.find_plugin(plugin_argument(opt.plugin), config ? &*config : nullptr))
+                              .string();
+        if (config) {
+            std::ifstream in(opt.config);
+            std::stringstream text;
+            text << in.rdbuf();
+            ctx.config_text = text.str();
+            ctx.config_name = opt.config;
+            ctx.config_dir = std::filesystem::absolute(opt.config).parent_path().string();
+        } else {
+            ctx.config_text = opt.under.empty()
+                                  ? "[backend]\nplugin = " + toml_string(ctx.plugin_file) + "\n"
+                                  : "[backend]\nplugin = " + toml_string(opt.under) + "\n[backend.inner]\nplugin = " +
+                                        toml_string(ctx.plugin_file) + "\n";
+            ctx.config_name = opt.under.empty() ? "(validate: the plugin bare)" : "(validate: under " + opt.under + ")";
+            ctx.config_dir = std::filesystem::current_path().string();
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "lapse validate: " << e.what() << '\n';
+        return exit_usage;
+    }
+    ctx.seed = seed_given ? opt.seed : std::random_device{}();
+    run.plugin_file = ctx.plugin_file;
+    run.config_name = ctx.config_name;
+    run.seed = ctx.seed;
+
+    std::vector<const Check*> selected;
+    for (const Check& c : all_checks())
+        if (std::regex_search(c.name, only)) selected.push_back(&c);
+    if (selected.empty()) {
+        std::cerr << "lapse validate: --only " << opt.only << " selects no check (see --list)\n";
+        return exit_usage;
+    }
+
+    const bool text = !opt.json;
+    Progress progress;
+    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(opt.timeout_s * 1000));
+    for (std::size_t i = 0; i < selected.size(); ++i) {
+        const Check& check = *selected[i];
+        progress.update("[" + std::to_string(i + 1) + "/" + std::to_string(selected.size()) + "] " + check.name);
+        ChildResult r = run_in_child(
+            [&]() -> std::pair<Outcome, std::string> {
+                std::string note;
+                try {
+                    check.run(ctx, note);
+                } catch (const CheckSkipped& e) {
+                    return {Outcome::skip, e.what()};
+                } catch (const CheckFailed& e) {
+                    return {Outcome::fail, e.what()};
+                }
+                return {Outcome::pass, note};
+            },
+            timeout);
+        run.checks.push_back({check.name, check.description, std::move(r)});
+        if (text) {
+            progress.done();
+            print_text_line(std::cout, run.checks.back(), opt.verbose);
+            std::cout.flush();
+        }
+    }
+    progress.done();
+
+    if (opt.json) print_json(std::cout, run);
+    else print_text_summary(std::cout, run);
+    if (!opt.junit.empty()) {
+        std::ofstream out(opt.junit, std::ios::trunc);
+        write_junit(out, run);
+        out.flush();
+        if (!out) {
+            std::cerr << "lapse validate: cannot write " << opt.junit << '\n';
+            return exit_usage;
+        }
+    }
+    if (run.count(Outcome::fail) > 0) return exit_failure;
+    if (opt.require_device)
+        for (const auto& c : run.checks)
+            if (c.result.outcome == Outcome::skip && c.result.message.rfind("device unavailable", 0) == 0) {
+                std::cerr << "lapse validate: the device is unavailable (" << c.result.message
+                          << "); --require-device makes that exit " << exit_device_unavailable << '\n';
+                return exit_device_unavailable;
+            }
+    return 0;
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app)
+{
+    auto opt = std::make_shared<Options>();
+    CLI::App* cmd = app.add_subcommand("validate", "Run the conformance suite on a plugin, each check in a child process");
+    cmd->footer(R"HELP(Checks the plugin at the C ABI: exports, load time, descriptor, negotiation
+with newer/older/shorter/other-major hosts, open/close, the window rules
+(nest, overlap, split across threads, opened_on, abandon, flush, empty
+windows), token misuse, resolve timeouts, concurrent use and close with
+windows open. Each check runs in a forked child with a timeout: a crash is
+reported as "crashed: SIGSEGV", a hang as "timed out", and the next check
+runs. A device the host reports unavailable (no driver, no GPU) makes the
+device checks SKIP with the reason.
+
+Exit status: 0 no check failed (SKIP lines do not fail the run); 1 a check
+failed; 2 bad arguments or plugin not found; 3 with --require-device when
+checks skipped because the device is unavailable.
+
+Examples:
+  lapse validate cpu
+  lapse validate ./lapse_mine.so --under forward
+  lapse validate cuda --only '^window\.' --seed 42
+  lapse validate vulkan --config vulkan.toml --junit validate.xml
+  lapse validate --list cpu)HELP");
+    cmd->add_option("PLUGIN", opt->plugin, "Plugin name or path")->required();
+    auto* under = cmd->add_option("--under", opt->under,
+                                  "Open the plugin under a stacking plugin (e.g. forward): [backend] plugin=NAME, "
+                                  "[backend.inner] plugin=PLUGIN");
+    cmd->add_option("--config", opt->config, "Open the device with this config file's [backend] instead")
+        ->check(CLI::ExistingFile)
+        ->excludes(under);
+    cmd->add_option("--only", opt->only, "Run the checks whose name matches this regular expression");
+    auto* seed = cmd->add_option("--seed", opt->seed, "Seed for the randomised checks (printed when not given)");
+    auto* json = cmd->add_flag("--json", opt->json, "Print the results as JSON");
+    cmd->add_option("--junit", opt->junit, "Also write JUnit XML to FILE")->excludes(json);
+    cmd->add_option("--timeout", opt->timeout_s, "Seconds each check may take before it is killed")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    cmd->add_flag("--list", opt->list, "List the checks and exit");
+    cmd->add_flag("--verbose,-v", opt->verbose, "Show each check's stderr, also when it passes");
+    cmd->add_flag("--require-device", opt->require_device,
+                  "Exit 3 when checks skipped because the device is unavailable");
+    cmd->callback([opt, seed] {
+        const int code = run_validate(*opt, seed->count() > 0);
+        if (code != 0) throw CLI::RuntimeError(code);
+    });
+}
+
+}  // namespace lapse::cli
