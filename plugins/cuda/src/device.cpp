@@ -381,6 +381,7 @@ bool CudaDevice::reclaim_quarantined(uint32_t& index) noexcept
         }
         uint64_t gen = word_generation(s.word.load(std::memory_order_acquire));
         s.word.store(slot_word(gen + 1, SlotState::Free), std::memory_order_release);
+        if (gen + 1 >= kMaxGeneration) continue;  // retired: its ids are used up
         index = i;
         found = true;
     }
@@ -440,7 +441,7 @@ void CudaDevice::release_slot(uint32_t index, Slot& slot, uint64_t generation) n
 {
     // A new generation: every token of the window just finished is now stale.
     slot.word.store(slot_word(generation + 1, SlotState::Free), std::memory_order_release);
-    free_.push(index, slot);
+    if (generation + 1 < kMaxGeneration) free_.push(index, slot);  // else retired for good
 }
 
 void CudaDevice::quarantine_slot(uint32_t index, Slot& slot, uint64_t generation) noexcept

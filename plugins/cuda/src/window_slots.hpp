@@ -64,6 +64,11 @@ inline SlotState word_state(uint64_t word) noexcept { return static_cast<SlotSta
 inline constexpr unsigned kIndexBits = 24;
 inline constexpr uint32_t kMaxSlots = (1u << kIndexBits) - 1;
 
+// A slot whose next generation would not fit an id is retired, never
+// reused: ids are never reused by a device. (At a million windows a second
+// on one slot that takes 12 days.)
+inline constexpr uint64_t kMaxGeneration = (uint64_t{1} << (64 - kIndexBits)) - 1;
+
 inline uint64_t make_id(uint64_t generation, uint32_t index) noexcept
 {
     return (generation << kIndexBits) | (uint64_t{index} + 1);
