@@ -44,8 +44,10 @@ public:
             if (!forever && clock::now() >= deadline) return false;
             std::this_thread::yield();
         }
+        // seq_cst RMW here, seq_cst load of the record word in poll (take),
+        // seq_cst RMW of the word then seq_cst load of waiters_ in the
+        // worker: one of the two sides sees the other.
         waiters_.fetch_add(1, std::memory_order_seq_cst);
-        std::atomic_thread_fence(std::memory_order_seq_cst);
         std::unique_lock<std::mutex> lock(mutex_);
         bool done = false;
         for (;;) {

@@ -98,6 +98,10 @@ lapse_status CpuDevice::sync(lapse_stream stream, lapse_error* error)
     if (settings_.mode == Mode::inline_) return LAPSE_OK;  // work already ran at submit
     const uint32_t first = stream == LAPSE_ALL_STREAMS ? 0 : stream;
     const uint32_t count = stream == LAPSE_ALL_STREAMS ? settings_.streams : 1;
+    for (uint32_t i = first; i < first + count; ++i)
+        if (streams_[i]->is_current_thread())
+            return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                              "sync: called from work running on stream %u, which would wait for itself", i);
     SyncFence fence(count);
     lapse_status status = LAPSE_OK;
     for (uint32_t i = first; i < first + count; ++i) {

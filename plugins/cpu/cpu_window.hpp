@@ -32,4 +32,8 @@ inline constexpr uint32_t kWindowLost = 1u << 1;
 // A window holds one reference per marker in flight (start, then end).
 using CpuWindowTable = sdk::WindowTable<CpuWindow>;
 
+// Issue 8: at most 64 bytes per pending window. The record is the only
+// per-window memory once the worker has consumed the start marker.
+static_assert(sizeof(CpuWindowTable::Record) <= 40, "a CPU window record grew past 40 bytes");
+
 }  // namespace lapse::cpu

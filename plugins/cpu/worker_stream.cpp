@@ -32,7 +32,12 @@ inline void cpu_relax() noexcept
 constexpr uint32_t kSpinRounds = 512;
 constexpr uint32_t kYieldRounds = 16;
 
+// The stream whose worker runs on this thread, if any.
+thread_local const WorkerStream* t_current_stream = nullptr;
+
 }  // namespace
+
+bool WorkerStream::is_current_thread() const noexcept { return t_current_stream == this; }
 
 WorkerStream::WorkerStream(uint32_t index, std::size_t queue_capacity, CpuWindowTable& windows,
                            CompletionSignal& completions, sdk::Host host)
@@ -59,6 +64,7 @@ void WorkerStream::wake() noexcept
 
 void WorkerStream::run() noexcept
 {
+    t_current_stream = this;
     uint32_t idle = 0;
     QueueEntry entry;
     for (;;) {

@@ -46,6 +46,10 @@ public:
     // Cells the queue holds (memory accounting).
     std::size_t queue_cells() const noexcept { return queue_.cells_allocated(); }
 
+    // Whether the calling thread is this stream's worker (running its work):
+    // waiting on the stream from there would wait for itself.
+    bool is_current_thread() const noexcept;
+
 private:
     enum : uint64_t { kWork = 1, kStart = 2, kEnd = 3, kFence = 4 };
 

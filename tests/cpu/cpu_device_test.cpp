@@ -225,3 +225,24 @@ TEST_CASE("a tiny queue grows instead of dropping or blocking", "[device]")
     REQUIRE(order.size() == 5000);
     for (int i = 0; i < 5000; ++i) REQUIRE(order[i] == i);
 }
+
+TEST_CASE("sync from work running on the stream itself is refused instead of deadlocking", "[device][sync]")
+{
+    CpuDevice dev;
+    struct SyncsItself {
+        const lapse_plugin* p;
+        lapse_device* d;
+        lapse_status own = LAPSE_OK, all = LAPSE_OK, other = LAPSE_ERROR_INTERNAL;
+        void operator()()
+        {
+            own = p->sync(d, 0, nullptr);
+            all = p->sync(d, LAPSE_ALL_STREAMS, nullptr);
+            other = p->sync(d, 1, nullptr);  // another stream: fine
+        }
+    } job{&dev.plugin(), dev.device()};
+    dev.submit(0, &job);
+    dev.sync(0);
+    CHECK(job.own == LAPSE_ERROR_INVALID_ARGUMENT);
+    CHECK(job.all == LAPSE_ERROR_INVALID_ARGUMENT);
+    CHECK(job.other == LAPSE_OK);
+}

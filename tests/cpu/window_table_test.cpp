@@ -248,3 +248,20 @@ TEST_CASE("window_table: no allocation once warmed up", "[window_table][alloc]")
     for (int i = 0; i < 100; ++i) cycle();
     CHECK(lapse_test::allocations() == before);
 }
+
+TEST_CASE("window_table: a million open windows of a 24-byte payload cost at most 64 bytes each", "[window_table][memory]")
+{
+    struct Payload24 {
+        std::atomic<int64_t> a{0}, b{0};
+        std::atomic<uint32_t> c{0}, d{0};
+    };
+    lapse::sdk::WindowTable<Payload24> t(2, 1024);
+    constexpr int kOpen = 1'000'000;
+    int failed = 0;
+    for (int i = 0; i < kOpen; ++i) failed += t.open(i % 2, 1) == 0;
+    REQUIRE(failed == 0);
+    const double per_window = double(t.memory_bytes()) / kOpen;
+    INFO(per_window << " bytes per open window");
+    CHECK(per_window <= 64.0);
+    CHECK(t.abandon_all().open == std::size_t(kOpen));
+}
