@@ -88,7 +88,7 @@ ForwardDevice::~ForwardDevice()
         if (state == Table::kClosed) ++unresolved;
     });
     if (open > 0 || unresolved > 0)
-        host_.warn("forward: closing with " + std::to_string(open) + " window(s) still open and " +
+        host_.warn("closing with " + std::to_string(open) + " window(s) still open and " +
                    std::to_string(unresolved) + " closed but not resolved; they are abandoned");
     // Closing the inner backend runs the work still submitted and abandons
     // its windows (our segments among them).

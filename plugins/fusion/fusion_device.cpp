@@ -46,7 +46,7 @@ FusionDevice::~FusionDevice()
     for (uint32_t i = 0; i < stream_count_; ++i) {
         lapse_error error = sdk::make_error();
         if (flush(streams_[i], &error) < 0)
-            host_.error(std::string("fusion: closing: stream ") + std::to_string(i) + ": " + error.message);
+            host_.error(std::string("closing: stream ") + std::to_string(i) + ": " + error.message);
     }
     // The inner backend runs what it holds (our batches recycle into the
     // pools) before it closes.
@@ -69,7 +69,7 @@ FusionDevice::~FusionDevice()
         delete s.filling;  // empty: flush cut it
     }
     if (stranded > 0)
-        host_.error("fusion: closing: the inner backend refused " + std::to_string(stranded) +
+        host_.error("closing: the inner backend refused " + std::to_string(stranded) +
                     " queued op(s); they ran on the closing thread with no native context");
 }
 

@@ -1,0 +1,126 @@
+// Test support for the stacking plugins (forward, fusion): a runtime that
+// also finds the test-only plugins, configs from strings, and busy work of
+// known duration that records when it really ran.
+//
+// Busy intervals are stamped with CLOCK_MONOTONIC, the clock the CPU plugin
+// and the single-window fixture stamp their windows with, so a test can
+// check not only a window's length but which work it held: a covered
+// interval lies inside [start, end], an excluded one outside.
+#pragma once
+
+#include <lapse/core.hpp>
+#include <lapse/sdk/host.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <thread>
+
+namespace lapse::test {
+
+using namespace std::chrono_literals;
+
+inline int64_t now_ns() noexcept { return sdk::monotonic_ns(); }
+
+inline Runtime make_runtime()
+{
+    RuntimeOptions options;
+    options.search_paths = {LAPSE_TEST_PLUGIN_DIR};
+    return Runtime(options);
+}
+
+inline Config config(std::string_view toml)
+{
+    return Config::from_string(toml, "<test config>", LAPSE_TEST_PLUGIN_DIR);
+}
+
+inline void spin_for(std::chrono::nanoseconds d) noexcept
+{
+    const int64_t until = now_ns() + d.count();
+    while (now_ns() < until) {
+    }
+}
+
+// Where one piece of busy work actually ran.
+struct Busy {
+    std::atomic<int64_t> start_ns{0};
+    std::atomic<int64_t> end_ns{0};
+    int64_t ns() const noexcept { return end_ns.load() - start_ns.load(); }
+    bool ran() const noexcept { return end_ns.load() != 0; }
+};
+
+// Submits work that spins for `d` on `stream` and records its interval.
+inline void submit_busy(Device& device, Stream stream, std::chrono::nanoseconds d, Busy& busy)
+{
+    device.submit(stream, [d, &busy] {
+        busy.start_ns.store(now_ns());
+        spin_for(d);
+        busy.end_ns.store(now_ns());
+    });
+}
+
+// Holds a stream's worker until opened, so that everything queued behind it
+// runs back to back. A device window measures the stream between its
+// markers, idle time included; without the gate, how long the stream idles
+// while the test thread queues the next piece would be up to the (loaded)
+// machine's scheduler, and the expected lengths would not be known.
+// Declare it after the Device: it opens itself on destruction, before the
+// device closes.
+class Gate {
+public:
+    Gate() = default;
+    Gate(const Gate&) = delete;
+    Gate& operator=(const Gate&) = delete;
+    ~Gate() { open(); }
+    // Queues the gate on `stream`. Through fusion it waits in the queue
+    // until a window opens (which hands the queue over) or a sync.
+    void close_on(Device& device, Stream stream)
+    {
+        device.submit(stream, [this] {
+            while (!open_.load()) std::this_thread::yield();
+        });
+    }
+    void open() noexcept { open_.store(true); }
+
+private:
+    std::atomic<bool> open_{false};
+};
+
+// Resolves and insists on a READY interval.
+inline Interval ready(Duration& d)
+{
+    std::optional<Interval> iv = d.resolve();
+    INFO("state " << to_string(d.state()) << ", error: " << d.error_message());
+    REQUIRE(iv.has_value());
+    return *iv;
+}
+
+// The window [iv] holds the busy interval [b].
+inline bool holds(const Interval& iv, const Busy& b) noexcept
+{
+    return iv.start_ns <= b.start_ns.load() && b.end_ns.load() <= iv.end_ns;
+}
+
+// |actual - expected| <= 5% of expected, plus `slack` for the markers'
+// own cost (a window is a little longer than the work it holds, never
+// shorter).
+inline bool within_5pct(int64_t actual, int64_t expected, int64_t slack = 200'000) noexcept
+{
+    return actual >= expected && actual <= expected + expected / 20 + slack;
+}
+
+}  // namespace lapse::test
+
+// CHECK(within_5pct(...)) that says both numbers when it fails.
+#define CHECK_WITHIN_5PCT(actual, expected, ...)                                                     \
+    do {                                                                                             \
+        const int64_t lapse_actual_ = (actual);                                                      \
+        const int64_t lapse_expected_ = (expected);                                                  \
+        INFO(#actual " = " << lapse_actual_ << " ns, " #expected " = " << lapse_expected_ << " ns"); \
+        CHECK(::lapse::test::within_5pct(lapse_actual_, lapse_expected_ __VA_OPT__(, ) __VA_ARGS__)); \
+    } while (0)
