@@ -158,8 +158,21 @@ void DeviceCore::record(const Duration& d)
 void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono::nanoseconds timeout)
 {
     if (count == 0) return;
-    std::vector<lapse_token> tokens(count);
-    std::vector<lapse_duration> out(count);
+    // Small batches (one Duration::resolve, a handful of windows) stay on the
+    // stack: resolving in a loop should not allocate.
+    constexpr std::size_t inline_capacity = 16;
+    lapse_token inline_tokens[inline_capacity];
+    lapse_duration inline_out[inline_capacity];
+    std::vector<lapse_token> heap_tokens;
+    std::vector<lapse_duration> heap_out;
+    lapse_token* tokens = inline_tokens;
+    lapse_duration* out = inline_out;
+    if (count > inline_capacity) {
+        heap_tokens.resize(count);
+        heap_out.resize(count);
+        tokens = heap_tokens.data();
+        out = heap_out.data();
+    }
     for (std::size_t i = 0; i < count; ++i) {
         tokens[i] = items[i]->token_;
         out[i] = lapse_duration{};
@@ -172,7 +185,7 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
     std::string first_message;
     for (std::size_t at = 0; at < count;) {
         uint32_t n = static_cast<uint32_t>(std::min<std::size_t>(count - at, std::numeric_limits<uint32_t>::max()));
-        lapse_status s = plugin->resolve(device, tokens.data() + at, out.data() + at, n, to_timeout_ns(timeout), &error.e);
+        lapse_status s = plugin->resolve(device, tokens + at, out + at, n, to_timeout_ns(timeout), &error.e);
         if (s < 0 && status >= 0) {
             status = s;
             first_message = error.describe("resolve", s);
@@ -180,10 +193,10 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
         at += n;
     }
 
+    const char* who = plugin->name;
     for (std::size_t i = 0; i < count; ++i) {
         Duration& d = *items[i];
         const lapse_duration& r = out[i];
-        std::string who = std::string(plugin->name);
         switch (r.state) {
         case LAPSE_DURATION_PENDING: continue;  // still on the device; may be resolved again
         case LAPSE_DURATION_READY: {
@@ -193,7 +206,7 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
             if (!method_ok || !domain_ok || r.end_ns < r.start_ns) {
                 // A number we cannot trust is worse than none.
                 fail(d, LAPSE_ERROR_INTERNAL,
-                     "resolve: plugin '" + who + "' returned an impossible duration (start " +
+                     "resolve: plugin '" + std::string(who) + "' returned an impossible duration (start " +
                          std::to_string(r.start_ns) + ", end " + std::to_string(r.end_ns) + ", method " +
                          std::to_string(r.method) + ", clock " + std::to_string(r.clock_domain) + ")");
                 break;
@@ -231,7 +244,7 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
                 fail(d, status, first_message);
             else
                 fail(d, LAPSE_ERROR_INTERNAL,
-                     "resolve: plugin '" + who + "' left a duration " +
+                     "resolve: plugin '" + std::string(who) + "' left a duration " +
                          (r.state == unset_state ? std::string("unset") : "in unknown state " + std::to_string(r.state)));
             break;
         }

@@ -160,3 +160,19 @@ TEST_CASE("the default plugin folder is lapse/ beside the core library", "[loade
     CHECK(dir.filename() == "lapse");
     CHECK(fs::exists(dir.parent_path() / "liblapse_core.so"));
 }
+
+TEST_CASE("LAPSE_PLUGIN_PATH prepends absolute folders to the search path", "[loader]")
+{
+    std::string value = "relative/ignored:" + test::fixture_dir().string();
+    ::setenv("LAPSE_PLUGIN_PATH", value.c_str(), 1);
+    lapse::Runtime runtime;
+    auto paths = runtime.search_paths();
+    ::unsetenv("LAPSE_PLUGIN_PATH");
+    REQUIRE(paths.size() == 2);
+    CHECK(paths[0] == test::fixture_dir());
+    CHECK(paths[1] == lapse::default_plugin_dir());
+    ::setenv("LAPSE_PLUGIN_PATH", test::fixture_dir().c_str(), 1);
+    lapse::PluginLibrary lib = runtime.load_plugin("clock");
+    ::unsetenv("LAPSE_PLUGIN_PATH");
+    CHECK(lib.descriptor().name == std::string("clock"));
+}
