@@ -1,0 +1,192 @@
+// One stream of the Vulkan plugin: a queue (or a slot of a shared queue),
+// its query ring and, in own mode, the command buffers that carry window
+// stamps and submitted work to the queue in order.
+//
+// Own mode, how windows and work interleave. The stream keeps a small ring
+// of "segments", each a command buffer with its own VkCommandPool (so two
+// segments can be recorded by two threads at once without sharing a pool)
+// and a serial number. profile_start/profile_end record into the current
+// segment; submit() takes the current segment (with any stamps already in
+// it) and hands it to the host's callback *without holding the stream
+// lock*; calls made meanwhile by other threads go into the next segment,
+// which is ordered after it. Segments reach vkQueueSubmit strictly in
+// serial order, each batch signalling the stream's timeline semaphore with
+// its last serial, so "serial <= semaphore value" means "done".
+//
+// A segment is submitted: when a submit() callback returns (the host's
+// work should start now), when sync or a resolve needs a window in it,
+// when it holds 2 * `batch_windows` stamps, and on close. profile_end never
+// submits or waits, so windows close in a hot loop. The only wait on the
+// recording path is back-pressure: when every segment is in flight, taking
+// a new one waits for the oldest to complete.
+//
+// Host work (config `submit = "host"`): submit() does not hand the work
+// a command buffer; it runs `fn(user, NULL)` on the stream's worker thread
+// *in stream order*: the worker waits until the segments recorded before
+// the submit have completed, runs the work, then signals a second timeline
+// semaphore that the next segment waits on. Windows around host work thus
+// measure it on the device clock, as CUDA host functions do. This is what
+// lets the conformance suite, whose work is host code, run on Vulkan.
+//
+// Attach mode: no segments; the host records stamps into its own command
+// buffers through the extension and submits them itself; completion is
+// learned from query availability.
+//
+// Every member is guarded by `mutex_` (per stream, never device-wide); the
+// only other lock taken is the QueueSlot's, inside it, around vkQueueSubmit.
+#pragma once
+
+#include "context.hpp"
+#include "query_ring.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace lapse::vulkan {
+
+struct StreamConfig {
+    uint32_t index = 0;
+    uint32_t family = 0;
+    uint32_t valid_bits = 64;
+    uint32_t ring_windows = 4096;   // query pairs
+    uint32_t segments = 8;          // own mode: command buffers in flight
+    uint32_t batch_windows = 256;   // own mode: windows (2 stamps each) per segment before it is submitted
+    bool host_work = false;         // own mode: submit runs host code in stream order
+    QueueSlot* queue = nullptr;     // own mode; null in attach mode
+    VkQueue attached_queue = VK_NULL_HANDLE;  // attach mode, for `handles`
+};
+
+// What one resolve pass learned about a stream.
+struct ResolveProgress {
+    uint32_t pending = 0;      // windows still pending on this stream
+    uint64_t wait_serial = 0;  // own mode: the serial to wait for (submitted), 0 = none
+    bool blocked = false;      // own mode: a window's end sits behind a segment still in a callback
+};
+
+// The calibration and clock facts a resolve uses for every window.
+struct Placement {
+    bool host_timeline = false;
+    CalibrationPoint point{};
+};
+
+class Stream {
+public:
+    Stream(DeviceContext& ctx, const StreamConfig& config);
+    ~Stream();
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+
+    // Creates the query pool and, in own mode, the segments and semaphore.
+    lapse_status init(lapse_error* error);
+    // Submits what is recorded, waits (bounded) for the queue, and reports
+    // windows still open or unresolved. Called once, from close.
+    uint64_t shutdown() noexcept;
+
+    uint32_t index() const noexcept { return cfg_.index; }
+    bool has_clock() const noexcept { return cfg_.valid_bits != 0; }
+    uint32_t valid_bits() const noexcept { return cfg_.valid_bits; }
+    uint32_t family() const noexcept { return cfg_.family; }
+    VkQueue queue() const noexcept { return cfg_.queue ? cfg_.queue->queue : cfg_.attached_queue; }
+    bool own() const noexcept { return cfg_.queue != nullptr; }
+
+    // Own mode (generic ABI).
+    lapse_status start(lapse_token& token, lapse_error* error);
+    lapse_status end(uint64_t position, lapse_token token, lapse_error* error);
+    lapse_status submit(lapse_work_fn fn, void* user, lapse_error* error);
+    lapse_status sync(lapse_error* error);
+
+    // Stamps into a caller's command buffer (extension).
+    lapse_status cmd_start(VkCommandBuffer cb, lapse_token& token, lapse_error* error);
+    lapse_status cmd_end(VkCommandBuffer cb, uint64_t position, lapse_token token, lapse_error* error);
+
+    void abandon(uint64_t position) noexcept;
+    // True when `position` is a live (open or closed) window of this stream.
+    bool has_window(uint64_t position);
+
+    // Resolves tokens[0..n) (all of this stream) as far as possible without
+    // waiting; out[i].state stays PENDING for the others. Returns the first
+    // error met (invalid token, device error), or LAPSE_OK.
+    lapse_status resolve_pass(const lapse_token* tokens, lapse_duration* out, uint32_t n, const Placement& place,
+                              ResolveProgress& progress, lapse_error* error);
+    // Waits until `serial` is done or the timeout passes. Own mode.
+    lapse_status wait_serial(uint64_t serial, uint64_t timeout_ns, lapse_error* error);
+
+    // Own mode: whether the calling thread is inside a submit callback of
+    // this stream (sync from there would wait for itself).
+    bool in_own_callback() const noexcept;
+
+private:
+    struct Segment {
+        enum class State : uint8_t { Free, Recording, InCallback, Closed, Submitted };
+        VkCommandPool pool = VK_NULL_HANDLE;
+        VkCommandBuffer cb = VK_NULL_HANDLE;
+        uint64_t serial = 0;
+        uint64_t wait_host = 0;  // host-work value this segment waits for before it runs (0: none)
+        uint32_t stamps = 0;
+        State state = State::Free;
+    };
+    struct HostWork {
+        lapse_work_fn fn = nullptr;
+        void* user = nullptr;
+        uint64_t after_serial = 0;  // runs once this segment is done
+        uint64_t value = 0;         // then signals host_sem_ with this
+    };
+    static constexpr uint32_t kHostQueue = 64;
+
+    Segment& seg(uint64_t serial) noexcept { return segs_[serial % cfg_.segments]; }
+    lapse_status check_usable(lapse_error* error, const char* operation) const noexcept;
+    lapse_status recording(std::unique_lock<std::mutex>& lock, Segment*& out, lapse_error* error);
+    lapse_status close_current(lapse_error* error) noexcept;
+    lapse_status flush(lapse_error* error) noexcept;
+    lapse_status after_stamp(Segment& g, lapse_error* error) noexcept;
+    lapse_status refresh_completed(lapse_error* error) noexcept;
+    lapse_status fail_stream(lapse_status status, lapse_error* error) noexcept;
+    lapse_status capacity_error(lapse_error* error, const char* operation) const noexcept;
+    lapse_status token_error(lapse_token token, uint64_t position, const char* operation, lapse_error* error);
+    void reclaim() noexcept;
+    bool abandoned_done(const RingSlot& slot) noexcept;
+    lapse_status record_start(VkCommandBuffer cb, uint64_t serial, lapse_token& token, lapse_error* error) noexcept;
+    lapse_status submit_host(lapse_work_fn fn, void* user, lapse_error* error);
+    lapse_status wait_value(VkSemaphore semaphore, uint64_t value, uint64_t timeout_ns, lapse_error* error);
+    void host_worker() noexcept;
+    void stop_worker() noexcept;
+
+    DeviceContext& ctx_;
+    StreamConfig cfg_;
+    uint64_t mask_;
+    std::mutex mutex_;
+    std::condition_variable cv_;  // a segment left the callback / was submitted
+    QueryRing ring_;
+    VkQueryPool pool_ = VK_NULL_HANDLE;
+
+    // Own mode.
+    std::unique_ptr<Segment[]> segs_;
+    VkSemaphore timeline_ = VK_NULL_HANDLE;
+    uint64_t next_serial_ = 1;    // serial of the next segment to begin (0 means "none")
+    uint64_t submit_cursor_ = 1;  // serial of the next segment to submit
+    uint64_t completed_ = 0;      // last value read from the timeline semaphore
+    uint64_t current_ = 0;        // serial of the segment being recorded by the plugin, 0 = none
+    // A failed vkQueueSubmit/vkEndCommandBuffer poisons the stream: its
+    // windows resolve FAILED with this status and new windows are refused.
+    lapse_status failure_ = LAPSE_OK;
+    char failure_message_[LAPSE_ERROR_MESSAGE_CAPACITY] = {};
+    std::atomic<bool> broken_{false};  // failure_ != OK, readable without the lock
+
+    // Host work (own mode, submit = "host"). host_value_ and
+    // host_wait_next_ are guarded by mutex_; the queue by work_mutex_.
+    VkSemaphore host_sem_ = VK_NULL_HANDLE;
+    uint64_t host_value_ = 0;      // value of the last host work handed out
+    uint64_t host_wait_next_ = 0;  // the next segment to begin waits for this value
+    std::mutex work_mutex_;
+    std::condition_variable work_cv_;
+    HostWork work_[kHostQueue];
+    uint64_t work_head_ = 0, work_tail_ = 0;
+    bool stopping_ = false;
+    std::thread worker_;
+};
+
+}  // namespace lapse::vulkan
