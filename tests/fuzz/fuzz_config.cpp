@@ -27,6 +27,11 @@
 namespace {
 
 lapse::Runtime* runtime = nullptr;
+// Held for the whole run: libFuzzer keeps reading the coverage counters of
+// every instrumented module it has seen, so the CPU plugin must never be
+// unloaded (closing the last device would dlclose it and libFuzzer would
+// then touch unmapped memory).
+lapse::PluginLibrary* cpu_plugin = nullptr;
 
 bool harmless_to_open(std::string_view text)
 {
@@ -65,6 +70,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***)
     // Plugin warnings would flood the fuzzer's output: a logger that drops them.
     options.logger = std::make_shared<spdlog::logger>("fuzz", std::make_shared<spdlog::sinks::null_sink_mt>());
     runtime = new lapse::Runtime(std::move(options));
+    cpu_plugin = new lapse::PluginLibrary(runtime->load_plugin("cpu"));
     return 0;
 }
 
