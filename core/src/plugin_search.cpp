@@ -96,10 +96,15 @@ std::filesystem::path resolve_plugin(std::string_view value, const std::filesyst
 void check_file_trust(const std::filesystem::path& file, bool allow_insecure, const std::string& where)
 {
     if (allow_insecure) return;
+    // Through a symlink, both the link's folder and the real file's folder
+    // decide what gets loaded.
+    std::error_code ec;
+    std::filesystem::path real = std::filesystem::canonical(file, ec);
+    if (ec) real = file;
     const char* why = nullptr;
-    if (world_writable(file))
+    if (world_writable(real))
         why = "the file is world-writable";
-    else if (world_writable(file.parent_path()))
+    else if (world_writable(file.parent_path()) || world_writable(real.parent_path()))
         why = "its folder is world-writable";
     if (why != nullptr)
         throw Error(LAPSE_ERROR_LOAD, where + ": refusing " + file.string() + ": " + why +
