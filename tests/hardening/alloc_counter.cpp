@@ -14,6 +14,7 @@ namespace {
 std::atomic<int64_t> live_bytes{0};
 std::atomic<int64_t> live_blocks{0};
 std::atomic<int64_t> total_allocations{0};
+std::atomic<int64_t> peak_bytes{0};
 
 struct Header {
     std::size_t size;
@@ -30,7 +31,10 @@ void* allocate(std::size_t size, std::size_t align) noexcept
     auto* h = reinterpret_cast<Header*>(user - sizeof(Header));
     h->size = size;
     h->offset = offset;
-    live_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+    const int64_t now = live_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed) + static_cast<int64_t>(size);
+    int64_t peak = peak_bytes.load(std::memory_order_relaxed);
+    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
     live_blocks.fetch_add(1, std::memory_order_relaxed);
     total_allocations.fetch_add(1, std::memory_order_relaxed);
     return user;
@@ -59,8 +63,10 @@ namespace hardening {
 
 AllocStats alloc_stats() noexcept
 {
-    return {live_bytes.load(), live_blocks.load(), total_allocations.load()};
+    return {live_bytes.load(), live_blocks.load(), total_allocations.load(), peak_bytes.load()};
 }
+
+void reset_peak() noexcept { peak_bytes.store(live_bytes.load()); }
 
 }  // namespace hardening
 

@@ -12,8 +12,11 @@ struct AllocStats {
     int64_t live_bytes;
     int64_t live_blocks;
     int64_t total_allocations;
+    int64_t peak_live_bytes;  // since the last reset_peak()
 };
 
 AllocStats alloc_stats() noexcept;
+// Starts a new peak measurement at the current live bytes.
+void reset_peak() noexcept;
 
 }  // namespace hardening
