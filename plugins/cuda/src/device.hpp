@@ -56,7 +56,7 @@ private:
         // launch kernels on the CUstream it is handed (the default).
         // "host": fn runs in stream order as a CUDA host function
         // (cuLaunchHostFunc), so host-side work is timed like a kernel; it
-        // must not call CUDA.
+        // must not call CUDA, nor lapse calls on this device (they do).
         bool submit_as_host_function = false;
     };
 
