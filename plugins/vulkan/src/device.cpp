@@ -542,7 +542,12 @@ lapse_status Device::resolve(const lapse_token* tokens, lapse_duration* out, uin
         bool waited = false, stuck = false;
         for (uint32_t k = 0; k < n && !waited; ++k) {
             if (progress[k].pending == 0) continue;
-            if (progress[k].wait_serial != 0) {
+            if (streams_[k]->in_own_callback()) {
+                // Called from this stream's own submit callback or host
+                // work: what is pending may be waiting for the very code
+                // that called us. Poll only, never wait.
+                stuck = true;
+            } else if (progress[k].wait_serial != 0) {
                 uint64_t remaining = deadline == INT64_MAX ? UINT64_MAX : static_cast<uint64_t>(deadline - now);
                 lapse_error local = sdk::make_error();
                 lapse_status st = streams_[k]->wait_serial(progress[k].wait_serial, remaining,
@@ -552,8 +557,6 @@ lapse_status Device::resolve(const lapse_token* tokens, lapse_duration* out, uin
                     stuck = true;  // the next pass marks the windows FAILED (device lost)
                 }
                 waited = true;
-            } else if (progress[k].blocked && streams_[k]->in_own_callback()) {
-                stuck = true;  // behind this very thread's callback: waiting would never end
             }
         }
         if (stuck && !ctx_->is_lost()) break;
