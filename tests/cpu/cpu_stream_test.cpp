@@ -14,10 +14,10 @@ TEST_CASE("a window around a 20 ms busy job reads 20 ms within 5%, and the calle
     REQUIRE(dev.opened());
     // On a loaded machine the OS may stretch the job itself (a busy loop
     // descheduled at its last check runs long). The window must always match
-    // what the job really took; and at least one of a few tries, where the
-    // job was not stretched, must read 20 ms within 5%.
-    bool read_20ms = false;
-    for (int attempt = 0; attempt < 8 && !read_20ms; ++attempt) {
+    // what the job really took within 5%; and whenever the job ran its 20 ms
+    // unstretched, the window must read 20 ms within 5%.
+    int unstretched = 0;
+    for (int attempt = 0; attempt < 8 && unstretched < 2; ++attempt) {
         // The worker waits at a gate while the window is queued, so it runs
         // the start marker, the job and the end marker back to back: a caller
         // descheduled between its calls would otherwise (rightly) be part of
@@ -44,9 +44,12 @@ TEST_CASE("a window around a 20 ms busy job reads 20 ms within 5%, and the calle
         CHECK(d.start_ns <= job.began);
         CHECK(job.ended <= d.end_ns);
         CHECK(ms == Approx(job_ms).epsilon(0.05));
-        read_20ms = ms == Approx(20.0).epsilon(0.05);
+        if (job_ms <= 20.5) {
+            ++unstretched;
+            CHECK(ms == Approx(20.0).epsilon(0.05));
+        }
     }
-    CHECK(read_20ms);
+    if (unstretched == 0) WARN("every 20 ms job was stretched by the OS: the absolute check did not run");
 }
 
 TEST_CASE("a window on one stream measures that stream's work, not another's", "[stream]")
