@@ -55,15 +55,16 @@ void set_failed(lapse_duration& d, lapse_status failure) noexcept
 
 std::unique_ptr<ForwardDevice> ForwardDevice::open(sdk::Host host, sdk::Config config)
 {
+    const bool own_tokens = config.boolean("own_tokens", false);
     sdk::Config inner = config.child("inner");
     if (!inner) config.reject("inner", "forward needs the backend it stacks on: inner = { plugin = \"...\" }");
     // The host's message already names every layer on the way down; it
     // passes through as it is.
     sdk::Backend backend = host.open_backend(inner.node());
-    return std::make_unique<ForwardDevice>(host, std::move(backend));
+    return std::make_unique<ForwardDevice>(host, std::move(backend), own_tokens);
 }
 
-ForwardDevice::ForwardDevice(sdk::Host host, sdk::Backend inner)
+ForwardDevice::ForwardDevice(sdk::Host host, sdk::Backend inner, bool own_tokens)
     : host_(host), inner_(std::move(inner)), ip_(&inner_.plugin()), idev_(inner_.device())
 {
     lapse_device_info info{};
@@ -76,7 +77,24 @@ ForwardDevice::ForwardDevice(sdk::Host host, sdk::Backend inner)
     inner_clock_ = (inner_caps_ & LAPSE_CAP_DEVICE_CLOCK) != 0;
     segmented_ = inner_clock_ && (inner_caps_ & LAPSE_CAP_SINGLE_WINDOW) != 0;
     if (segmented_) streams_ = std::make_unique<SegmentedStream[]>(stream_count_);
+    const uint64_t whole = LAPSE_CAP_DEVICE_CLOCK | LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING | LAPSE_CAP_SPLIT_THREADS;
+    passthrough_ = !own_tokens && !segmented_ && (inner_caps_ & whole) == whole && every_stream_opens_windows();
     table_.reserve_first_chunk();
+}
+
+bool ForwardDevice::every_stream_opens_windows() noexcept
+{
+    // A probe window per stream, abandoned at once. A stream that answers
+    // "no window" (or fails) needs forward's own, system-time, tokens; and
+    // then every stream gets forward's tokens, so that no forward id can be
+    // mistaken for an inner one.
+    for (lapse_stream s = 0; s < stream_count_; ++s) {
+        lapse_token probe{};
+        lapse_error ignored = sdk::make_error();
+        if (ip_->profile_start(idev_, s, &probe, &ignored) != LAPSE_OK) return false;
+        ip_->profile_abandon(idev_, probe);
+    }
+    return true;
 }
 
 ForwardDevice::~ForwardDevice()
@@ -145,6 +163,17 @@ lapse_status ForwardDevice::profile_start(lapse_stream stream, lapse_token& toke
         return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
                           "forward: profile_start: stream %u does not exist (the device has %u)", stream,
                           stream_count_);
+    if (passthrough_) {
+        lapse_status status = ip_->profile_start(idev_, stream, &token, error);
+        if (status == LAPSE_OK) return LAPSE_OK;
+        if (status < 0) return prefixed(status, error);
+        // Its tokens are the inner ones here, so it has none of its own to
+        // time this window with; saying so beats a window that lies.
+        return sdk::failf(error, LAPSE_ERROR_DEVICE,
+                          "forward: profile_start: stream %u opened windows when the device opened and now "
+                          "answers \"no window\"; set own_tokens = true to time such streams in system time",
+                          stream);
+    }
     if (segmented_) return start_segmented(stream, token, error);
     if (!inner_clock_) return start_system(stream, token, error);
 
@@ -258,6 +287,11 @@ lapse_status ForwardDevice::start_segmented(lapse_stream stream, lapse_token& to
 
 lapse_status ForwardDevice::profile_end(lapse_token token, uint32_t flags, lapse_error* error)
 {
+    if (passthrough_) {
+        lapse_end_options options{sizeof(lapse_end_options), flags};
+        lapse_status status = ip_->profile_end(idev_, token, &options, error);
+        return status < 0 ? prefixed(status, error) : status;
+    }
     Table::Slot* slot = nullptr;
     Table::State was{};
     if (table_.claim(token.id, Table::bit(Table::kOpen), true, slot, was) != Table::Claim::kOk)
@@ -371,6 +405,10 @@ lapse_status ForwardDevice::open_segment(SegmentedStream& s, lapse_stream stream
 
 void ForwardDevice::profile_abandon(lapse_token token) noexcept
 {
+    if (passthrough_) {
+        ip_->profile_abandon(idev_, token);
+        return;
+    }
     Table::Slot* slot = nullptr;
     Table::State was{};
     if (table_.claim(token.id, Table::bit(Table::kOpen) | Table::bit(Table::kClosed), true, slot, was) !=
@@ -436,6 +474,10 @@ lapse_status ForwardDevice::resolve_inner_batch(const lapse_token* inner, lapse_
 lapse_status ForwardDevice::resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count,
                                     uint64_t timeout_ns, lapse_error* error)
 {
+    if (passthrough_) {
+        lapse_status status = ip_->resolve(idev_, tokens, out, count, timeout_ns, error);
+        return status < 0 ? prefixed(status, error) : status;
+    }
     const uint64_t deadline = deadline_after(timeout_ns);
     lapse_status first_error = LAPSE_OK;
     bool pending = false;
