@@ -14,7 +14,10 @@ namespace {
 std::string chain(const std::vector<OpenContext::Layer>& stack, std::size_t depth)
 {
     std::string out;
-    for (std::size_t i = 0; i < depth && i < stack.size(); ++i) out += (i == 0 ? "" : " -> ") + stack[i].label;
+    for (std::size_t i = 0; i < depth && i < stack.size(); ++i) {
+        if (i > 0) out += " -> ";
+        out += stack[i].label;
+    }
     return out;
 }
 

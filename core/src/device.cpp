@@ -296,19 +296,33 @@ std::optional<Interval> Duration::resolve(std::chrono::nanoseconds timeout)
 }
 
 Device::Device() noexcept = default;
-Device::Device(std::unique_ptr<detail::DeviceCore> core) noexcept : core_(std::move(core)) {}
-Device::Device(Device&&) noexcept = default;
+Device::Device(std::unique_ptr<detail::DeviceCore> core) noexcept
+    : core_(std::move(core)), plugin_(core_ ? core_->plugin : nullptr), device_(core_ ? core_->device : nullptr)
+{
+}
+Device::Device(Device&& other) noexcept
+    : core_(std::move(other.core_)), plugin_(std::exchange(other.plugin_, nullptr)),
+      device_(std::exchange(other.device_, nullptr))
+{
+}
 Device& Device::operator=(Device&& other) noexcept
 {
     if (this != &other) {
         close();
         core_ = std::move(other.core_);
+        plugin_ = std::exchange(other.plugin_, nullptr);
+        device_ = std::exchange(other.device_, nullptr);
     }
     return *this;
 }
 Device::~Device() { close(); }
 
-void Device::close() noexcept { core_.reset(); }
+void Device::close() noexcept
+{
+    plugin_ = nullptr;
+    device_ = nullptr;
+    core_.reset();
+}
 
 namespace {
 [[noreturn]] void closed(const char* call)
@@ -358,7 +372,7 @@ void Device::sync(Stream stream)
     if (std::exception_ptr work_error = core_->take_work_error()) std::rethrow_exception(work_error);
 }
 
-Window Device::profile_start(Stream stream, std::string_view name)
+Window Device::profile_start_slow(Stream stream, std::string_view name)
 {
     Window w;
     w.stream_ = stream;
@@ -371,48 +385,69 @@ Window Device::profile_start(Stream stream, std::string_view name)
         return w;
     }
     w.device_ = core;
-    detail::CallError error;
+    detail::CallErrorBuffer error;
     lapse_status s = core->plugin->profile_start(core->device, stream, &w.token_, &error.e);
-    if (s == LAPSE_OK) {
+    if (s == LAPSE_OK)
         w.kind_ = Window::Kind::device;
-        return w;
-    }
-    if (s == LAPSE_NO_WINDOW) {
-        // No clock on this stream: measure in system time. The sync makes
-        // the start mean "everything before has finished".
-        lapse_status synced = core->plugin->sync(core->device, stream, &error.e);
-        if (synced < 0) {
-            w.kind_ = Window::Kind::failed;
-            w.failure_ = synced;
-            detail::set_note_message(w.note_, "profile_start: syncing stream " + std::to_string(stream) +
-                                                  " for a system-time window: " + error.describe("sync", synced));
-            return w;
-        }
-        w.system_start_ns_ = detail::monotonic_now_ns();
-        w.kind_ = Window::Kind::system;
-        return w;
-    }
-    w.kind_ = Window::Kind::failed;
-    w.failure_ = s < 0 ? s : LAPSE_ERROR_INTERNAL;
-    detail::set_note_message(w.note_, s < 0 ? error.describe("profile_start", s)
-                                            : "profile_start: plugin '" + std::string(core->plugin->name) +
-                                                  "' answered an unexpected status " + std::to_string(s));
+    else
+        finish_start(w, s, error.e);
     return w;
 }
 
-Duration Device::profile_end(Window& w, EndOptions options)
+void Device::finish_start(Window& w, lapse_status s, const lapse_error& start_error)
 {
-    Duration d;
+    detail::DeviceCore* core = core_.get();
+    auto describe = [](const lapse_error& e, const char* call, lapse_status status) {
+        if (e.message[0] != '\0') return std::string(e.message);
+        return std::string(call) + ": " + lapse_status_name(status);
+    };
+    if (s == LAPSE_NO_WINDOW) {
+        // No clock on this stream: measure in system time. The sync makes
+        // the start mean "everything before has finished".
+        detail::CallErrorBuffer error;
+        lapse_status synced = core->plugin->sync(core->device, w.stream_, &error.e);
+        if (synced < 0) {
+            w.kind_ = Window::Kind::failed;
+            w.failure_ = synced;
+            detail::set_note_message(w.note_, "profile_start: syncing stream " + std::to_string(w.stream_) +
+                                                  " for a system-time window: " + describe(error.e, "sync", synced));
+            return;
+        }
+        w.system_start_ns_ = detail::monotonic_now_ns();
+        w.kind_ = Window::Kind::system;
+        return;
+    }
+    w.kind_ = Window::Kind::failed;
+    w.failure_ = s < 0 ? s : LAPSE_ERROR_INTERNAL;
+    detail::set_note_message(w.note_, s < 0 ? describe(start_error, "profile_start", s)
+                                            : "profile_start: plugin '" + std::string(core->plugin->name) +
+                                                  "' answered an unexpected status " + std::to_string(s));
+}
+
+void Device::end_failed(Duration& d, lapse_status s, const lapse_error& error)
+{
+    detail::DeviceCore* core = core_.get();
+    // Never leave a window open behind a failed close.
+    core->plugin->profile_abandon(core->device, d.token_);
+    std::string message = error.message[0] != '\0' ? std::string(error.message)
+                                                     : std::string("profile_end: ") + lapse_status_name(s);
+    if (s >= 0) message = "profile_end: unexpected status " + std::to_string(s);
+    detail::DeviceCore::fail(d, s, std::move(message));
+    core->record(d);
+}
+
+void Device::end_slow(Window& w, EndOptions options, Duration& d)
+{
     d.stream_ = w.stream_;
     if (!w.open()) {
         detail::DeviceCore::fail(d, LAPSE_ERROR_INVALID_TOKEN,
                                  "profile_end: the window is not open (already ended or abandoned)");
-        return d;
+        return;
     }
     if (w.device_ != nullptr && w.device_ != core_.get()) {
         // Leave it open: its own device will abandon it.
         detail::DeviceCore::fail(d, LAPSE_ERROR_INVALID_ARGUMENT, "profile_end: the window belongs to another device");
-        return d;
+        return;
     }
     detail::DeviceCore* core = core_.get();
     d.note_ = std::exchange(w.note_, nullptr);
@@ -421,31 +456,23 @@ Duration Device::profile_end(Window& w, EndOptions options)
 
     switch (kind) {
     case Window::Kind::device: {
-        lapse_end_options opts{sizeof(lapse_end_options), options.flush ? uint32_t(LAPSE_END_FLUSH) : 0u};
-        detail::CallError error;
-        lapse_status s = core->plugin->profile_end(core->device, w.token_, &opts, &error.e);
-        if (s == LAPSE_OK) {
-            d.device_ = core;
-            d.token_ = w.token_;
-            d.state_ = DurationState::pending;
-            return d;
-        }
-        // Never leave a window open behind a failed close.
-        core->plugin->profile_abandon(core->device, w.token_);
-        detail::DeviceCore::fail(d, s, s < 0 ? error.describe("profile_end", s)
-                                              : "profile_end: unexpected status " + std::to_string(s));
+        // Reached only when the device was closed under the window.
+        detail::DeviceCore::fail(d, LAPSE_ERROR_CLOSED, "profile_end: the device is closed");
+        (void)options;
         break;
     }
     case Window::Kind::system: {
         // A batching backend runs its queue on sync, so the end sync also
         // covers `flush`; the closing sync is what makes the number mean
         // "the work has finished".
-        detail::CallError error;
+        detail::CallErrorBuffer error;
         lapse_status s = core->plugin->sync(core->device, w.stream_, &error.e);
         int64_t end = detail::monotonic_now_ns();
         if (s < 0) {
+            std::string cause = error.e.message[0] != '\0' ? std::string(error.e.message)
+                                                              : std::string("sync: ") + lapse_status_name(s);
             detail::DeviceCore::fail(d, s, "profile_end: syncing stream " + std::to_string(w.stream_) +
-                                               " for a system-time window: " + error.describe("sync", s));
+                                               " for a system-time window: " + cause);
             break;
         }
         d.state_ = DurationState::ready;
@@ -463,7 +490,6 @@ Duration Device::profile_end(Window& w, EndOptions options)
     case Window::Kind::closed: break;
     }
     if (core != nullptr) core->record(d);
-    return d;
 }
 
 void Device::profile_abandon(Window& window) noexcept { window.release(); }

@@ -169,7 +169,10 @@ void LoadedLibrary::load_and_negotiate()
     // get_extension may be null: a plugin without extensions.
     if (!missing.empty()) {
         std::string list;
-        for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+        for (const auto& m : missing) {
+            if (!list.empty()) list += ", ";
+            list += m;
+        }
         refuse(path_, "descriptor lacks required functions: " + list);
     }
 
@@ -183,8 +186,11 @@ void LoadedLibrary::load_and_negotiate()
     // version script): anything more can clash with the host's symbols.
     try {
         std::string extra;
-        for (const auto& s : exported_symbols(path_))
-            if (s.name != LAPSE_ENTRY_SYMBOL) extra += (extra.empty() ? "" : ", ") + s.name;
+        for (const auto& s : exported_symbols(path_)) {
+            if (s.name == LAPSE_ENTRY_SYMBOL) continue;
+            if (!extra.empty()) extra += ", ";
+            extra += s.name;
+        }
         if (!extra.empty())
             log_line(logger_.get(), LAPSE_LOG_WARN, name_,
                      path_.string() + " exports more than " LAPSE_ENTRY_SYMBOL ": " + extra);

@@ -25,7 +25,10 @@ void add_unique(std::vector<std::filesystem::path>& list, const std::filesystem:
 std::string join(const std::vector<std::filesystem::path>& list)
 {
     std::string out;
-    for (const auto& p : list) out += (out.empty() ? "" : ":") + p.string();
+    for (const auto& p : list) {
+        if (!out.empty()) out += ':';
+        out += p.string();
+    }
     return out.empty() ? "(empty)" : out;
 }
 

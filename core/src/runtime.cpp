@@ -125,9 +125,11 @@ std::string capability_names(uint64_t capabilities)
     uint64_t known = 0;
     for (const auto& [bit, name] : names) {
         known |= bit;
-        if (capabilities & bit) out += (out.empty() ? "" : " ") + std::string(name);
+        if ((capabilities & bit) == 0) continue;
+        if (!out.empty()) out += ' ';
+        out += name;
     }
-    if (capabilities & ~known) out += (out.empty() ? "" : " ") + std::string("unknown-bits");
+    if (capabilities & ~known) out += out.empty() ? "unknown-bits" : " unknown-bits";
     return out.empty() ? "none" : out;
 }
 

@@ -72,6 +72,18 @@ struct ProfileOptions {
 namespace detail {
 LAPSE_CORE_API void work_failed(DeviceCore* device, std::exception_ptr error) noexcept;
 
+// A caller-owned error struct for the hot path: only the fields a plugin
+// reads are set (the message is written by the plugin on failure only).
+struct CallErrorBuffer {
+    lapse_error e;
+    CallErrorBuffer() noexcept
+    {
+        e.struct_size = sizeof(lapse_error);
+        e.code = LAPSE_OK;
+        e.message[0] = '\0';
+    }
+};
+
 // Owns a submitted callable until the stream runs it exactly once.
 template <class F>
 struct WorkBox {
@@ -130,12 +142,48 @@ public:
 
     // Opens a window on `stream` (see Window for its three forms). Never
     // throws for a window that cannot open: the Window carries the error.
-    Window profile_start(Stream stream, std::string_view name = {});
+    // Inline: an unnamed window costs one plugin call and no more.
+    Window profile_start(Stream stream, std::string_view name = {})
+    {
+        if (!name.empty() || plugin_ == nullptr) return profile_start_slow(stream, name);
+        Window w;
+        detail::CallErrorBuffer error;
+        lapse_status status = plugin_->profile_start(device_, stream, &w.token_, &error.e);
+        w.device_ = core_.get();
+        w.stream_ = stream;
+        if (status == LAPSE_OK)
+            w.kind_ = Window::Kind::device;
+        else
+            finish_start(w, status, error.e);  // no window (system time) or a failure
+        return w;
+    }
     // Closes `window` (on its own stream, from any thread) and returns its
     // Duration: pending for a device window, READY/SYSTEM for a system-time
     // window, FAILED for a window that could not open or close (the window
     // is then released, never left open). `window` is closed afterwards.
-    Duration profile_end(Window& window, EndOptions options = {});
+    Duration profile_end(Window& window, EndOptions options = {})
+    {
+        Duration d;
+        if (window.kind_ != Window::Kind::device || window.device_ != core_.get() || plugin_ == nullptr) {
+            end_slow(window, options, d);  // system time, failed, closed, foreign
+            return d;
+        }
+        detail::CallErrorBuffer error;
+        lapse_end_options opts{sizeof(lapse_end_options), options.flush ? uint32_t(LAPSE_END_FLUSH) : 0u};
+        lapse_status status = plugin_->profile_end(device_, window.token_, &opts, &error.e);
+        d.stream_ = window.stream_;
+        d.token_ = window.token_;
+        d.note_ = std::exchange(window.note_, nullptr);
+        window.kind_ = Window::Kind::closed;
+        window.device_ = nullptr;
+        if (status == LAPSE_OK) {
+            d.device_ = core_.get();
+            d.state_ = DurationState::pending;
+        } else {
+            end_failed(d, status, error.e);  // abandons the window, never leaves it open
+        }
+        return d;
+    }
     // Gives the window up. Cannot fail.
     void profile_abandon(Window& window) noexcept;
 
@@ -175,8 +223,16 @@ private:
     friend class Runtime;
     explicit Device(std::unique_ptr<detail::DeviceCore> core) noexcept;
     void submit_raw(Stream stream, lapse_work_fn run, void* user, void (*destroy)(void*));
+    Window profile_start_slow(Stream stream, std::string_view name);
+    void finish_start(Window& w, lapse_status status, const lapse_error& error);
+    void end_slow(Window& w, EndOptions options, Duration& d);
+    void end_failed(Duration& d, lapse_status status, const lapse_error& error);
 
     std::unique_ptr<detail::DeviceCore> core_;
+    // Copies of the core's plugin and device for the inline hot path (null
+    // once closed).
+    const lapse_plugin* plugin_ = nullptr;
+    lapse_device* device_ = nullptr;
 };
 
 }  // namespace lapse
