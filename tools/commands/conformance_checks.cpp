@@ -53,7 +53,10 @@ struct Dut {
             device = runtime.open(config);
         } catch (const Error& e) {
             if (e.status() == LAPSE_ERROR_UNAVAILABLE) skip(std::string("device unavailable: ") + e.what());
-            fail(std::string("open failed (") + e.status_name() + "): " + e.what());
+            std::string hint;
+            if (e.status() == LAPSE_ERROR_CONFIG && std::string(e.what()).find("inner") != std::string::npos)
+                hint = " (a stacking plugin: name the backend it stacks on with --inner, e.g. --inner cpu)";
+            fail(std::string("open failed (") + e.status_name() + "): " + e.what() + hint);
         }
         p = &device.plugin();
         h = device.handle();
@@ -183,6 +186,9 @@ void check_open_close(const CheckContext& ctx, std::string& note)
         require((dut.info.capabilities & ~declared) == 0,
                 "the device offers capabilities the descriptor does not declare (" +
                     capability_names(dut.info.capabilities & ~declared) + "): the descriptor's are the best it offers");
+        require(!(dut.has(LAPSE_CAP_SINGLE_WINDOW) &&
+                  (dut.info.capabilities & (LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING)) != 0),
+                "the device says single-window together with nested or overlapping");
         // A short lapse_device_info is refused, not written past.
         lapse_device_info small{};
         small.struct_size = offsetof(lapse_device_info, capabilities);

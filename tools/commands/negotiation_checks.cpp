@@ -206,9 +206,9 @@ void check_descriptor(const CheckContext& ctx, std::string& note)
     require(d->description != nullptr && d->description[0] != '\0', "descriptor has no description");
     require(std::strchr(d->description, '\n') == nullptr, "description is more than one line");
     require((d->capabilities & ~known_capabilities) == 0, "capabilities carry unknown bits");
-    const bool single = (d->capabilities & LAPSE_CAP_SINGLE_WINDOW) != 0;
-    require(!(single && (d->capabilities & (LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING))),
-            "declares single-window together with nested or overlapping");
+    // SINGLE_WINDOW beside NESTED is fine here: a wrapper's descriptor
+    // lists what it may pass through from the backend below; the device's
+    // own capabilities must not contradict (device.open_close checks).
     std::string missing;
     auto need = [&](const void* fn, const char* what) {
         if (fn == nullptr) missing += (missing.empty() ? "" : ", ") + std::string(what);

@@ -50,6 +50,7 @@ std::string toml_string(const std::string& s)
 struct Options {
     std::string plugin;
     std::string under;
+    std::string inner;
     std::string config;
     std::string only;
     uint64_t seed = 0;
@@ -97,11 +98,20 @@ int run_validate(const Options& opt, bool seed_given)
             ctx.config_name = opt.config;
             ctx.config_dir = std::filesystem::absolute(opt.config).parent_path().string();
         } else {
-            ctx.config_text = opt.under.empty()
-                                  ? "[backend]\nplugin = " + toml_string(ctx.plugin_file) + "\n"
-                                  : "[backend]\nplugin = " + toml_string(opt.under) + "\n[backend.inner]\nplugin = " +
-                                        toml_string(ctx.plugin_file) + "\n";
-            ctx.config_name = opt.under.empty() ? "(validate: the plugin bare)" : "(validate: under " + opt.under + ")";
+            // [backend] is the wrapper when there is one; the plugin under
+            // test goes one level down, and the backend it stacks on (for a
+            // stacking plugin) one level further.
+            std::string table = "backend";
+            std::string text;
+            if (!opt.under.empty()) {
+                text += "[" + table + "]\nplugin = " + toml_string(opt.under) + "\n";
+                table += ".inner";
+            }
+            text += "[" + table + "]\nplugin = " + toml_string(ctx.plugin_file) + "\n";
+            if (!opt.inner.empty()) text += "[" + table + ".inner]\nplugin = " + toml_string(opt.inner) + "\n";
+            ctx.config_text = text;
+            ctx.config_name = "(validate: " + (opt.under.empty() ? std::string("bare") : "under " + opt.under) +
+                              (opt.inner.empty() ? "" : ", on " + opt.inner) + ")";
             ctx.config_dir = std::filesystem::current_path().string();
         }
     } catch (const std::exception& e) {
@@ -193,6 +203,7 @@ checks skipped because the device is unavailable.
 Examples:
   lapse validate cpu
   lapse validate ./lapse_mine.so --under forward
+  lapse validate fusion --inner cpu --under forward
   lapse validate cuda --only '^window\.' --seed 42
   lapse validate vulkan --config vulkan.toml --junit validate.xml
   lapse validate --list cpu)HELP");
@@ -200,9 +211,13 @@ Examples:
     auto* under = cmd->add_option("--under", opt->under,
                                   "Open the plugin under a stacking plugin (e.g. forward): [backend] plugin=NAME, "
                                   "[backend.inner] plugin=PLUGIN");
+    auto* inner = cmd->add_option("--inner", opt->inner,
+                                  "For a stacking plugin (forward, fusion): the backend it stacks on, as "
+                                  "[inner] plugin=NAME");
     cmd->add_option("--config", opt->config, "Open the device with this config file's [backend] instead")
         ->check(CLI::ExistingFile)
-        ->excludes(under);
+        ->excludes(under)
+        ->excludes(inner);
     cmd->add_option("--only", opt->only, "Run the checks whose name matches this regular expression");
     auto* seed = cmd->add_option("--seed", opt->seed, "Seed for the randomised checks (printed when not given)");
     auto* json = cmd->add_flag("--json", opt->json, "Print the results as JSON");
