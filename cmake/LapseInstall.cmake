@@ -28,6 +28,10 @@ endforeach()
 # The exported targets: lapse::sdk (headers) and lapse::core (the library).
 # core/ installs the library file already; naming it again here puts it in
 # the export set so find_package(lapse) can import it.
+# Exported as lapse::sdk and lapse::core (the names the build tree's aliases
+# use), not lapse::lapse_sdk.
+set_target_properties(lapse_sdk PROPERTIES EXPORT_NAME sdk)
+set_target_properties(lapse_core PROPERTIES EXPORT_NAME core)
 install(TARGETS lapse_sdk lapse_core EXPORT lapseTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
