@@ -35,8 +35,9 @@
 // it up unchanged would let a caller bypass forward's token map; forward
 // answers NULL ("not supported") for every id.
 //
-// Hot path (start, end, abandon) on an inner backend with windows: one slot
-// taken or claimed, one inner call, no lock, no allocation, no log. On a
+// Hot path (start, end, abandon): over a whole inner backend, one inner
+// call; with forward's own tokens, one slot taken or claimed (a CAS) and one
+// inner call; never a lock, an allocation or a log line. On a
 // single-window inner backend a boundary takes the stream's mutex, closes
 // one inner window and opens the next; submits to that stream take the same
 // mutex, so no work can fall between two segments. An inner backend that
