@@ -62,12 +62,12 @@ lapse_error fresh_error()
     return e;
 }
 
-// The message each backend gives for one misuse: the CPU plugin names the
-// exact fate of the token (its window table remembers it); forward keeps
-// only live windows, so it names the class of mistake.
-std::string expected(const hardening::BackendCase& c, const std::string& cpu, const std::string& forward)
+// The message each backend gives for one misuse: the CPU plugin's, which
+// names the exact fate of the token (its window table remembers it);
+// forward keeps its own table of the same kind and prefixes its name.
+std::string expected(const hardening::BackendCase& c, const std::string& cpu)
 {
-    return c.label == "cpu" ? cpu : forward;
+    return c.label == "cpu" ? cpu : "forward: " + cpu;
 }
 
 std::string id(const lapse_token& t)
@@ -92,9 +92,7 @@ TEST_CASE("raw ABI: closing a token twice is LAPSE_ERROR_INVALID_TOKEN", "[misus
             CHECK(raw.end(t, &e) == LAPSE_ERROR_INVALID_TOKEN);
             CHECK(e.code == LAPSE_ERROR_INVALID_TOKEN);
             CHECK(std::string(e.message) ==
-                  expected(c, "profile_end: token " + id(t) + " (stream 0) was closed already (a window closes once)",
-                           "forward: profile_end: token " + id(t) +
-                               " is not an open window (unknown, already closed or abandoned)"));
+                  expected(c, "profile_end: token " + id(t) + " (stream 0) was closed already (a window closes once)"));
             CHECK(raw.end(t, nullptr) == LAPSE_ERROR_INVALID_TOKEN);  // a null error struct is allowed
             lapse_status s = LAPSE_ERROR_INTERNAL;
             CHECK(raw.resolve(t, &s, nullptr).state == LAPSE_DURATION_READY);  // the first close still counts
@@ -116,9 +114,7 @@ TEST_CASE("raw ABI: closing or resolving after abandon is LAPSE_ERROR_INVALID_TO
             lapse_error e = fresh_error();
             CHECK(raw.end(t, &e) == LAPSE_ERROR_INVALID_TOKEN);
             CHECK(std::string(e.message) ==
-                  expected(c, "profile_end: token " + id(t) + " (stream 1) was abandoned",
-                           "forward: profile_end: token " + id(t) +
-                               " is not an open window (unknown, already closed or abandoned)"));
+                  expected(c, "profile_end: token " + id(t) + " (stream 1) was abandoned"));
             lapse_status s = LAPSE_OK;
             lapse_error r = fresh_error();
             lapse_duration out = raw.resolve(t, &s, &r);
@@ -126,9 +122,7 @@ TEST_CASE("raw ABI: closing or resolving after abandon is LAPSE_ERROR_INVALID_TO
             CHECK(out.state == LAPSE_DURATION_FAILED);
             CHECK(out.failure == LAPSE_ERROR_INVALID_TOKEN);
             CHECK(std::string(r.message) ==
-                  expected(c, "resolve: token " + id(t) + " (stream 1) was abandoned",
-                           "forward: resolve: token " + id(t) +
-                               " is not a closed window (unknown, still open, abandoned or already resolved)"));
+                  expected(c, "resolve: token " + id(t) + " (stream 1) was abandoned"));
             raw.require_still_works();
         }
     }
@@ -147,8 +141,7 @@ TEST_CASE("raw ABI: a token whose stream is not its own is LAPSE_ERROR_WRONG_STR
             lapse_error e = fresh_error();
             CHECK(raw.end(lied, &e) == LAPSE_ERROR_WRONG_STREAM);
             CHECK(std::string(e.message) ==
-                  expected(c, "profile_end: token " + id(t) + " says stream 1, but its window was opened on stream 0",
-                           "forward: profile_end: token " + id(t) + " was opened on stream 0, not 1"));
+                  expected(c, "profile_end: token " + id(t) + " says stream 1, but its window was opened on stream 0"));
             // Abandon with the wrong stream is ignored: the window survives.
             raw.p->profile_abandon(raw.d, lied);
 
@@ -157,10 +150,8 @@ TEST_CASE("raw ABI: a token whose stream is not its own is LAPSE_ERROR_WRONG_STR
             lapse_error n = fresh_error();
             CHECK(raw.end(nowhere, &n) == LAPSE_ERROR_WRONG_STREAM);
             CHECK(std::string(n.message) ==
-                  expected(c,
-                           "profile_end: token " + id(t) +
-                               " says stream 99, which does not exist (the device has 2): not a token of this device",
-                           "forward: profile_end: token " + id(t) + " was opened on stream 0, not 99"));
+                  expected(c, "profile_end: token " + id(t) +
+                               " says stream 99, which does not exist (the device has 2): not a token of this device"));
 
             // The real window is intact and closes normally.
             REQUIRE(raw.end(t, nullptr) == LAPSE_OK);
@@ -185,9 +176,7 @@ TEST_CASE("raw ABI: resolving twice, or before the window closed, is refused", "
             CHECK(s == LAPSE_ERROR_INVALID_TOKEN);
             CHECK(early.state == LAPSE_DURATION_FAILED);
             CHECK(std::string(e.message) ==
-                  expected(c, "resolve: token " + id(open_one) + " (stream 0) is still open (close it before resolving)",
-                           "forward: resolve: token " + id(open_one) +
-                               " is not a closed window (unknown, still open, abandoned or already resolved)"));
+                  expected(c, "resolve: token " + id(open_one) + " (stream 0) is still open (close it before resolving)"));
 
             REQUIRE(raw.end(open_one, nullptr) == LAPSE_OK);
             CHECK(raw.resolve(open_one, &s, nullptr).state == LAPSE_DURATION_READY);
@@ -198,9 +187,7 @@ TEST_CASE("raw ABI: resolving twice, or before the window closed, is refused", "
             CHECK(twice.state == LAPSE_DURATION_FAILED);
             CHECK(twice.failure == LAPSE_ERROR_INVALID_TOKEN);
             CHECK(std::string(again.message) ==
-                  expected(c, "resolve: token " + id(open_one) + " (stream 0) was resolved already",
-                           "forward: resolve: token " + id(open_one) +
-                               " is not a closed window (unknown, still open, abandoned or already resolved)"));
+                  expected(c, "resolve: token " + id(open_one) + " (stream 0) was resolved already"));
 
             // In a batch, the bad token fails alone; the good one resolves.
             lapse_token good = raw.start(1);
@@ -230,9 +217,7 @@ TEST_CASE("raw ABI: a token never handed out, or from another device, is refused
             lapse_error e = fresh_error();
             CHECK(a.end(made_up, &e) == LAPSE_ERROR_INVALID_TOKEN);
             CHECK(std::string(e.message) ==
-                  expected(c, "profile_end: token " + id(made_up) + " (stream 0) was never opened on this device",
-                           "forward: profile_end: token " + id(made_up) +
-                               " is not an open window (unknown, already closed or abandoned)"));
+                  expected(c, "profile_end: token " + id(made_up) + " (stream 0) was never opened on this device"));
             lapse_token zero{0, 0, 0};
             CHECK(a.end(zero, nullptr) == LAPSE_ERROR_INVALID_TOKEN);
             a.p->profile_abandon(a.d, made_up);  // ignored
@@ -244,8 +229,7 @@ TEST_CASE("raw ABI: a token never handed out, or from another device, is refused
             lapse_error wrong = fresh_error();
             CHECK(b.end(of_a, &wrong) == LAPSE_ERROR_INVALID_TOKEN);
             CHECK_THAT(std::string(wrong.message),
-                       Catch::StartsWith(expected(c, "profile_end: token " + id(of_a) + " (stream 0) ",
-                                                  "forward: profile_end: token " + id(of_a) + " is not an open window")));
+                       Catch::StartsWith(expected(c, "profile_end: token " + id(of_a) + " (stream 0) ")));
             REQUIRE(a.end(of_a, nullptr) == LAPSE_OK);
             lapse_status s = LAPSE_ERROR_INTERNAL;
             CHECK(a.resolve(of_a, &s, nullptr).state == LAPSE_DURATION_READY);
@@ -265,10 +249,10 @@ TEST_CASE("raw ABI: bad arguments are LAPSE_ERROR_INVALID_ARGUMENT", "[misuse][a
             lapse_token t{};
             lapse_error e = fresh_error();
             CHECK(raw.p->profile_start(raw.d, 2, &t, &e) == LAPSE_ERROR_INVALID_ARGUMENT);
-            CHECK(std::string(e.message) == expected(c, "", "forward: ") + "profile_start: stream 2 does not exist (the device has 2)");
+            CHECK(std::string(e.message) == expected(c, "profile_start: stream 2 does not exist (the device has 2)"));
             lapse_error s = fresh_error();
             CHECK(raw.p->submit(raw.d, 5, [](void*, void*) {}, nullptr, &s) == LAPSE_ERROR_INVALID_ARGUMENT);
-            CHECK(std::string(s.message) == expected(c, "", "forward: ") + "submit: stream 5 does not exist (the device has 2)");
+            CHECK(std::string(s.message) == expected(c, "submit: stream 5 does not exist (the device has 2)"));
             CHECK(raw.p->sync(raw.d, 3, nullptr) == LAPSE_ERROR_INVALID_ARGUMENT);
             // An error struct too small to hold a message is left alone.
             lapse_error tiny = fresh_error();
