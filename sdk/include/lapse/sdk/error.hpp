@@ -69,11 +69,18 @@ inline lapse_status failf(lapse_error* error, lapse_status status, const char* f
 inline void prefix_error(lapse_error* error, std::string_view prefix) noexcept
 {
     if (error == nullptr || error->struct_size < sizeof(lapse_error)) return;
-    char inner[LAPSE_ERROR_MESSAGE_CAPACITY];
-    std::memcpy(inner, error->message, sizeof inner);
-    inner[sizeof inner - 1] = '\0';
-    std::snprintf(error->message, sizeof error->message, "%.*s: %s", static_cast<int>(prefix.size()),
-                  prefix.data(), inner);
+    constexpr std::size_t capacity = LAPSE_ERROR_MESSAGE_CAPACITY - 1;  // keep room for the NUL
+    char* m = error->message;
+    const std::size_t inner = ::strnlen(m, capacity);
+    const std::size_t head = prefix.size() + 2 < capacity ? prefix.size() + 2 : capacity;
+    const std::size_t kept = inner < capacity - head ? inner : capacity - head;  // truncate the tail
+    std::memmove(m + head, m, kept);
+    std::memcpy(m, prefix.data(), head - 2 < prefix.size() ? head - 2 : prefix.size());
+    if (head >= 2) {
+        m[head - 2] = ':';
+        m[head - 1] = ' ';
+    }
+    m[head + kept] = '\0';
 }
 
 // Turns the exception being handled into a status and message. Call only
