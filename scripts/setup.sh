@@ -9,7 +9,7 @@ build_dir=${1:-"$here/build"}
 shift || true
 
 packages=(
-  g++ cmake ninja-build pkg-config git
+  g++ cmake ninja-build pkg-config git libssl-dev
   libboost-dev libboost-serialization-dev
   libspdlog-dev libfmt-dev catch2 libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
   libbenchmark-dev
