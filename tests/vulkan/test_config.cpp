@@ -48,7 +48,7 @@ TEST_CASE("a device that is not there is unavailable, with the devices found", "
     }
 }
 
-TEST_CASE("a queue with zero valid timestamp bits opens no window; work still runs", "[vulkan][config]")
+TEST_CASE("a queue with zero valid timestamp bits opens no window, and work still runs", "[vulkan][config]")
 {
     OpenDevice dev(base_config({{"simulate_valid_bits", int64_t{0}}}));
     REQUIRE(dev.open_status() == LAPSE_OK);

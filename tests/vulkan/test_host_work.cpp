@@ -56,7 +56,7 @@ TEST_CASE("host work runs in stream order and a window around it reads its lengt
     CHECK(dev.validation_messages() == 0);
 }
 
-TEST_CASE("sync waits for host work submitted last; close runs what is still queued", "[vulkan][host-work]")
+TEST_CASE("sync waits for host work submitted last, and close runs what is still queued", "[vulkan][host-work]")
 {
     std::atomic<int> ran{0};
     {

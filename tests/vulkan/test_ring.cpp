@@ -24,7 +24,7 @@ std::unique_ptr<BusyKernel> kernel_for(OpenDevice& dev)
 
 }  // namespace
 
-TEST_CASE("a ring of 8 queries holds 4 windows; the 5th is a capacity error until one is resolved", "[vulkan][ring]")
+TEST_CASE("a ring of 8 queries holds 4 windows, and the 5th is a capacity error until one is resolved", "[vulkan][ring]")
 {
     OpenDevice dev(base_config({{"ring_size", int64_t{8}}}));
     REQUIRE(dev.open_status() == LAPSE_OK);
