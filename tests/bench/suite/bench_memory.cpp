@@ -100,6 +100,7 @@ void add_memory(Context& ctx, std::vector<FigureSpec>& figures)
     f.formula = Formula::counter;
     f.counter = "heap_bytes_per_window";
     f.subject = "memory.pending_windows";
+    if (!ctx.big_error.empty()) f.unavailable = ctx.big_error;
     figures.push_back(f);
 
     FigureSpec r = f;

@@ -73,6 +73,7 @@ void add_resolve(Context& ctx, std::vector<FigureSpec>& figures)
     f.subject = "resolve.resolve_all";
     f.baseline = "resolve.read_stamps";
     f.ops_per_iteration = static_cast<double>(ctx.big);
+    if (!ctx.big_error.empty()) f.unavailable = ctx.big_error;
     figures.push_back(f);
 }
 

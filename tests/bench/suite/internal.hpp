@@ -77,6 +77,7 @@ struct Context {
     // Big buffers, touched before timing (fresh pages cost ~11 us each here).
     std::vector<lapse_token> big_tokens;
     std::vector<lapse_duration> big_out;
+    std::string big_error;  // why the subject cannot hold `big` windows, if it cannot
 
     // A config wrapping the subject in `layers` forward plugins.
     std::string wrapped(int layers) const;
