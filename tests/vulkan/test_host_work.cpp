@@ -1,6 +1,7 @@
 // submit = "host": host code runs in stream order between the command
 // buffers that carry the stamps, so a window times it on the device clock.
 #include "plugin_fixture.hpp"
+#include "tolerance.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -25,15 +26,20 @@ TEST_CASE("host work runs in stream order and a window around it reads its lengt
 {
     OpenDevice dev(base_config({{"submit", std::string("host")}}));
     REQUIRE(dev.open_status() == LAPSE_OK);
+    // The window also holds two thread wake-ups (the worker when the GPU
+    // reaches the work, lavapipe's queue when the work signals), which a
+    // loaded 2-core machine can delay by a millisecond or more: 60 ms of
+    // work keeps that under the tolerance, and one of up to ten attempts
+    // must agree.
     double best_error = 1e9;
-    for (int attempt = 0; attempt < 3 && best_error > 0.05; ++attempt) {
+    for (int attempt = 0; attempt < 10 && best_error > kAccuracyTolerance; ++attempt) {
         std::atomic<int64_t> spun{0};
         std::atomic<bool> native_null{false};
         lapse_token t{};
         REQUIRE(dev.start(0, t) == LAPSE_OK);
         auto work = [&](VkCommandBuffer cb) {
             native_null = cb == VK_NULL_HANDLE;
-            spun = spin(20000000);
+            spun = spin(60000000);
         };
         REQUIRE(dev.submit(0, work) == LAPSE_OK);
         REQUIRE(dev.end(t) == LAPSE_OK);
@@ -52,7 +58,7 @@ TEST_CASE("host work runs in stream order and a window around it reads its lengt
         INFO("window " << window / 1e6 << " ms, work " << truth / 1e6 << " ms");
         best_error = std::min(best_error, std::fabs(window - truth) / truth);
     }
-    CHECK(best_error <= 0.05);
+    CHECK(best_error <= kAccuracyTolerance);
     CHECK(dev.validation_messages() == 0);
 }
 
