@@ -12,8 +12,11 @@
 #include <boost/dll/shared_library.hpp>
 
 #include <dlfcn.h>
+#include <elf.h>
 
 #include <cstddef>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -105,6 +108,46 @@ void LoadedLibrary::log(lapse_log_level level, const char* message) noexcept
     }
 }
 
+namespace {
+
+const char* machine_name(uint16_t machine) noexcept
+{
+    switch (machine) {
+    case EM_X86_64: return "x86-64";
+    case EM_386: return "i386";
+    case EM_AARCH64: return "aarch64";
+    case EM_ARM: return "arm";
+    case EM_RISCV: return "riscv";
+    case EM_PPC64: return "ppc64";
+    case EM_S390: return "s390x";
+    default: return nullptr;
+    }
+}
+
+// glibc refuses an ELF file for another machine with "cannot open shared
+// object file: No such file or directory", which sends a user looking for a
+// missing file. Read e_machine ourselves so the refusal names the cause.
+std::string foreign_machine(const std::filesystem::path& file)
+{
+    Elf64_Ehdr header{};
+    std::ifstream in(file, std::ios::binary);
+    if (!in.read(reinterpret_cast<char*>(&header), sizeof header)) return {};
+    if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64) return {};
+#if defined(__x86_64__)
+    constexpr uint16_t host = EM_X86_64;
+#elif defined(__aarch64__)
+    constexpr uint16_t host = EM_AARCH64;
+#else
+    return {};  // the cause stays glibc's
+#endif
+    if (header.e_machine == host) return {};
+    const char* theirs = machine_name(header.e_machine);
+    return std::string("built for ") + (theirs != nullptr ? theirs : "ELF machine " + std::to_string(header.e_machine)) +
+           ", and this host is " + machine_name(host);
+}
+
+}  // namespace
+
 void LoadedLibrary::load_and_negotiate()
 {
     handle_ = std::make_unique<Handle>();
@@ -114,6 +157,8 @@ void LoadedLibrary::load_and_negotiate()
     if (ec || !handle_->library.is_loaded()) {
         // Boost.DLL keeps only a generic code; dlerror still holds the real cause.
         const char* why = dlerror();
+        const std::string foreign = foreign_machine(path_);
+        if (!foreign.empty()) refuse(path_, "not a loadable shared object: " + foreign);
         refuse(path_, std::string("not a loadable shared object: ") + (why != nullptr ? why : ec.message()));
     }
     if (!handle_->library.has(LAPSE_ENTRY_SYMBOL))

@@ -15,7 +15,10 @@
 #include <boost/serialization/tracking.hpp>
 #include <boost/serialization/version.hpp>
 
+#include <cctype>
 #include <istream>
+#include <streambuf>
+#include <string_view>
 #include <ostream>
 
 namespace lapse::detail {
@@ -55,6 +58,16 @@ void load_string(Archive& ar, std::string& s, const char* what)
     }
 }
 
+// Boost hands load() the class version the file claims and does not refuse
+// a newer one itself: a file written by a newer lapse must not be read as
+// if its fields meant what they mean today.
+inline void check_version(unsigned version, unsigned known, const char* what)
+{
+    if (version > known)
+        throw BadArchive(std::string(what) + " version " + std::to_string(version) +
+                         " is newer than this build reads (" + std::to_string(known) + ")");
+}
+
 template <class E, class Archive>
 void load_enum(Archive& ar, E& out, uint32_t max, const char* what)
 {
@@ -80,8 +93,9 @@ void save(Archive& ar, const lapse::BackendRecord& b, unsigned /*version*/)
 }
 
 template <class Archive>
-void load(Archive& ar, lapse::BackendRecord& b, unsigned /*version*/)
+void load(Archive& ar, lapse::BackendRecord& b, unsigned version)
 {
+    lapse::detail::check_version(version, 1, "backend record");
     lapse::detail::load_string(ar, b.plugin, "backend plugin name");
     lapse::detail::load_string(ar, b.plugin_version, "backend plugin version");
     lapse::detail::load_string(ar, b.device_name, "backend device name");
@@ -99,8 +113,9 @@ void save(Archive& ar, const lapse::WindowRecord& w, unsigned /*version*/)
 }
 
 template <class Archive>
-void load(Archive& ar, lapse::WindowRecord& w, unsigned /*version*/)
+void load(Archive& ar, lapse::WindowRecord& w, unsigned version)
 {
+    lapse::detail::check_version(version, 1, "window record");
     lapse::detail::load_string(ar, w.name, "window name");
     ar >> w.thread >> w.stream;
     lapse::detail::load_enum(ar, w.method, LAPSE_TIMING_DEVICE, "window timing method");
@@ -125,8 +140,9 @@ void save(Archive& ar, const lapse::detail::SessionData& s, unsigned /*version*/
 }
 
 template <class Archive>
-void load(Archive& ar, lapse::detail::SessionData& s, unsigned /*version*/)
+void load(Archive& ar, lapse::detail::SessionData& s, unsigned version)
 {
+    lapse::detail::check_version(version, 1, "session");
     std::string magic;
     lapse::detail::load_string(ar, magic, "session tag");
     if (magic != lapse::detail::session_magic) throw lapse::detail::BadArchive("not a lapse session archive");
@@ -169,11 +185,65 @@ void save_session(const SessionData& data, std::ostream& out)
     }
 }
 
+namespace {
+
+// The text archive starts with the length of its signature string, which
+// Boost reads and allocates before anything of ours runs: a hostile first
+// number is a multi-gigabyte allocation. So the core reads that token
+// itself, checks it, and hands Boost a stream that replays it.
+constexpr std::string_view archive_signature_length = "22";  // strlen("serialization::archive")
+
+class ReplayBuffer : public std::streambuf {
+public:
+    ReplayBuffer(std::string prefix, std::streambuf* rest) : prefix_(std::move(prefix)), rest_(rest)
+    {
+        setg(prefix_.data(), prefix_.data(), prefix_.data() + prefix_.size());
+    }
+
+protected:
+    int_type underflow() override
+    {
+        if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+        const int_type c = rest_->sbumpc();
+        if (traits_type::eq_int_type(c, traits_type::eof())) return c;
+        one_ = traits_type::to_char_type(c);
+        setg(&one_, &one_, &one_ + 1);
+        return c;
+    }
+
+private:
+    std::string prefix_;
+    std::streambuf* rest_;
+    char one_ = 0;
+};
+
+// Reads the leading token (at most a few bytes) and refuses anything but
+// the signature length Boost writes.
+std::string read_signature_length(std::istream& in)
+{
+    std::string token;
+    std::streambuf* buf = in.rdbuf();
+    int c = buf->sbumpc();
+    while (c != EOF && std::isspace(c)) c = buf->sbumpc();
+    while (c != EOF && !std::isspace(c) && token.size() <= archive_signature_length.size()) {
+        token.push_back(static_cast<char>(c));
+        c = buf->sbumpc();
+    }
+    if (token != archive_signature_length)
+        throw boost::archive::archive_exception(boost::archive::archive_exception::invalid_signature);
+    if (c != EOF) token.push_back(static_cast<char>(c));
+    return token;
+}
+
+}  // namespace
+
 SessionData load_session(std::istream& in, const std::string& source_name)
 {
     SessionData data;
     try {
-        boost::archive::text_iarchive ar(in);
+        ReplayBuffer replay(read_signature_length(in), in.rdbuf());
+        std::istream checked(&replay);
+        boost::archive::text_iarchive ar(checked);
         ar >> data;
     } catch (const BadArchive& e) {
         throw Error(LAPSE_ERROR_INVALID_ARGUMENT, source_name + ": not a valid lapse session: " + e.what());
