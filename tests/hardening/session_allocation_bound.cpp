@@ -39,15 +39,13 @@ TEST_CASE("a session that claims 16M windows but holds none allocates only what 
     CHECK(peak_while_refusing(text) < (1 << 20));
 }
 
-TEST_CASE("KNOWN GAP: an archive signature claiming 256 MiB is refused without allocating it",
-          "[session][bounds][!shouldfail]")
+TEST_CASE("an archive signature claiming 256 MiB is refused without allocating it", "[session][bounds]")
 {
     // Boost's text_iarchive reads its signature string ("serialization::
     // archive") with the size the file gives, before the core's bounded
     // loader runs: fuzz_session found that a first token of 2221300087985
     // makes it allocate 2 TB (std::bad_alloc, or an abort under ASan), and
     // a smaller one (here 256 MiB) is allocated and zero-filled for real.
-    // Marked !shouldfail until the core checks the header itself (e.g. the
-    // first token must be 22) before constructing the Boost archive.
+    // The core now reads that first token itself and refuses anything but 22.
     CHECK(peak_while_refusing("268435456 serialization::archive 18 0 1 13\n") < (1 << 20));
 }

@@ -129,19 +129,14 @@ TEST_CASE("a plugin built for another ELF class is refused, naming the class", "
 TEST_CASE("a plugin built for another machine (aarch64) is refused and not mapped", "[broken-plugin][arch]")
 {
     // glibc refuses a foreign e_machine but says only "No such file or
-    // directory" (it treats the file as not found and keeps searching).
-    // This pins what the host says today: safe, names the file.
+    // directory"; the core reads e_machine itself and names the cause.
     const std::string p = canonical("lapse_arch_aarch64.so");
     require_refused("lapse_arch_aarch64.so", LAPSE_ERROR_LOAD,
-                    p + ": not a loadable shared object: " + p + ": cannot open shared object file: No such file or directory");
+                    p + ": not a loadable shared object: built for aarch64, and this host is x86-64");
 }
 
-TEST_CASE("KNOWN GAP: the aarch64 refusal should name the machine, not 'No such file'", "[broken-plugin][arch][!shouldfail]")
+TEST_CASE("the aarch64 refusal names the machine, not 'No such file'", "[broken-plugin][arch]")
 {
-    // Marked !shouldfail: it fails today because the core passes glibc's
-    // misleading dlerror() through. When the core reads e_machine itself
-    // ("built for aarch64, this host is x86-64"), this starts passing and
-    // Catch reports it, so the tag comes off.
     lapse::Runtime runtime;
     lapse::Error e = error_of([&] { runtime.load_plugin(fixture("lapse_arch_aarch64.so").string()); });
     // The file's own name contains "aarch64": look at the cause only.
