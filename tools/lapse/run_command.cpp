@@ -110,7 +110,7 @@ void add_run_command(CLI::App& app)
 {
     auto options = std::make_shared<RunOptions>();
     CLI::App* run_cmd = app.add_subcommand(
-        "run", "Run a built-in CPU workload on a backend and print a table per window name");
+        "run", "Run a built-in workload on a backend (CPU phases; a GPU phase on Vulkan) and print a table per window name");
     run_cmd->add_option("--config", options->config, "Backend config (TOML); default: the built-in CPU config");
     run_cmd->add_option("--session", options->session, "Save the recorded session (Boost text archive) to this file");
     run_cmd->callback([options] { run(*options); });
