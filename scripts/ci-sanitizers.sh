@@ -34,6 +34,8 @@ test_jobs=${LAPSE_TEST_JOBS:-2}
 # lavapipe without its worker pool (see scripts/test.sh).
 export LP_NUM_THREADS=${LP_NUM_THREADS:-0}
 
+lavapipe_via_core='^conformance\.vulkan|^vulkan\.lapse_run_gpu_phase$'
+
 run_asan() {
     echo "== lapse: AddressSanitizer + UndefinedBehaviorSanitizer: build everything =="
     "$here/scripts/setup.sh" "$asan_dir" -DLAPSE_SANITIZE="address;undefined" -DLAPSE_BUILD_BENCHMARKS=OFF
@@ -44,7 +46,14 @@ run_asan() {
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$here/tests/hardening/sanitizers/lsan.supp:print_suppressions=0} \
-        ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900
+        ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -E "$lavapipe_via_core"
+    # These open lavapipe through the core, which unloads the driver when the
+    # device closes: lavapipe's own per-instance leak then has no module
+    # name for lsan.supp to match (tests/vulkan keeps the driver loaded for
+    # that reason). Everything else about them stays checked.
+    ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:detect_stack_use_after_return=1} \
+    UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+        ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -R "$lavapipe_via_core"
 }
 
 tsan_targets=(lapse_cpu lapse_forward lapse_fusion core_tests cpu_tests forward_tests fusion_tests
