@@ -60,6 +60,12 @@ tsan_targets=(lapse_cpu lapse_forward lapse_fusion core_tests cpu_tests forward_
               hardening_tests hardening_stress conformance_suite)
 tsan_tests='^(core|cpu|forward|fusion|hardening)\.|^conformance\.(cpu_|forward_cpu|forward_forward|forward_fusion|fusion_|forward_single)'
 
+# Left out of the subset as well: core.lapse_run_* need the lapse executable
+# (not in tsan_targets); forward's single-window split-thread case checks a
+# 5% timing tolerance that TSan's 5-15x slowdown of the worker makes
+# meaningless (its thread safety is covered by the other forward cases).
+tsan_excluded='^hardening\.validate_|^core\.lapse_run_|^forward\.forward over single_window: a window may end on another thread$'
+
 run_tsan() {
     echo "== lapse: ThreadSanitizer: build the thread-heavy subset =="
     # Not scripts/setup.sh: it builds every target, and half of them
@@ -69,7 +75,7 @@ run_tsan() {
     echo "== lapse: ThreadSanitizer: $tsan_tests =="
     TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
         ctest --test-dir "$tsan_dir" --output-on-failure -j "$test_jobs" --timeout 900 \
-              -R "$tsan_tests" -E '^hardening\.validate_'
+              -R "$tsan_tests" -E "$tsan_excluded"
 }
 
 case "$what" in
