@@ -12,15 +12,31 @@ namespace {
 
 constexpr uint32_t kMaxStreams = 64;
 
-lapse_duration final_duration(const lapse_duration& caller, uint32_t state, lapse_status failure) noexcept
+// Writes every field of `out` but struct_size, which belongs to the caller.
+// Stores only: reading out first would turn each of a million resolves into
+// a cache miss the next atomic then waits for.
+void set_duration(lapse_duration& out, uint32_t state, lapse_status failure, uint32_t method = LAPSE_TIMING_NONE,
+                  uint32_t domain = LAPSE_CLOCK_NONE, int64_t start_ns = 0, int64_t end_ns = 0) noexcept
 {
-    lapse_duration d{};
-    d.struct_size = caller.struct_size;
-    d.state = state;
-    d.method = LAPSE_TIMING_NONE;
-    d.clock_domain = LAPSE_CLOCK_NONE;
-    d.failure = failure;
-    return d;
+    out.state = state;
+    out.method = method;
+    out.clock_domain = domain;
+    out.start_ns = start_ns;
+    out.end_ns = end_ns;
+    out.failure = failure;
+    out.reserved = 0;
+}
+
+// A window taken from the table: its stamps, or why it has none.
+void set_taken(lapse_duration& out, int64_t start_ns, int64_t end_ns, uint32_t flags) noexcept
+{
+    if (flags & kWindowLost)
+        set_duration(out, LAPSE_DURATION_NOT_MEASURED, LAPSE_OK);
+    else if (flags & kWindowFailed)
+        set_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_DEVICE);
+    else
+        set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE, LAPSE_CLOCK_HOST_MONOTONIC, start_ns,
+                     end_ns);
 }
 
 }  // namespace
@@ -208,15 +224,16 @@ void CpuDevice::profile_abandon(lapse_token token) noexcept
     windows_.abandon(token.id, token.opened_on);
 }
 
-lapse_status CpuDevice::resolve_one(const lapse_token& token, lapse_duration& out, lapse_error* error) noexcept
+lapse_status CpuDevice::resolve_one(const lapse_token& token, lapse_duration& out, CpuWindowTable::FreeBatch& freed,
+                                    lapse_error* error) noexcept
 {
     if (settings_.mode == Mode::inline_) {
-        out = final_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_INVALID_TOKEN);
+        set_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_INVALID_TOKEN);
         return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN,
                           "resolve: token %" PRIu64 ": this device runs inline and opens no windows", token.id);
     }
     if (token.opened_on >= settings_.streams) {
-        out = final_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_WRONG_STREAM);
+        set_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_WRONG_STREAM);
         return sdk::failf(error, LAPSE_ERROR_WRONG_STREAM,
                           "resolve: token %" PRIu64 " says stream %u, which does not exist (the device has %u)",
                           token.id, token.opened_on, settings_.streams);
@@ -227,53 +244,66 @@ lapse_status CpuDevice::resolve_one(const lapse_token& token, lapse_duration& ou
         start = w.start_ns.load(std::memory_order_relaxed);
         end = w.end_ns.load(std::memory_order_relaxed);
         flags = w.flags.load(std::memory_order_relaxed);
-    });
+    }, freed);
     if (check == sdk::WindowCheck::pending) {
-        out = final_duration(out, LAPSE_DURATION_PENDING, LAPSE_OK);
+        set_duration(out, LAPSE_DURATION_PENDING, LAPSE_OK);
         return LAPSE_OK;
     }
     if (check != sdk::WindowCheck::ok) {
         const lapse_status status = token_error("resolve", token, check, error);
-        out = final_duration(out, LAPSE_DURATION_FAILED, status);
+        set_duration(out, LAPSE_DURATION_FAILED, status);
         return status;
     }
-    if (flags & kWindowLost) {
-        out = final_duration(out, LAPSE_DURATION_NOT_MEASURED, LAPSE_OK);
-    } else if (flags & kWindowFailed) {
-        out = final_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_DEVICE);
-    } else {
-        out = final_duration(out, LAPSE_DURATION_READY, LAPSE_OK);
-        out.method = LAPSE_TIMING_DEVICE;
-        out.clock_domain = LAPSE_CLOCK_HOST_MONOTONIC;
-        out.start_ns = start;
-        out.end_ns = end;
-    }
+    set_taken(out, start, end, flags);
     return LAPSE_OK;
 }
 
 lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count, uint64_t timeout_ns,
                                 lapse_error* error)
 {
-    // Mark everything pending first: each pass resolves only what is still
-    // pending, so a token is taken (and its record freed) exactly once.
-    for (uint32_t i = 0; i < count; ++i) out[i] = final_duration(out[i], LAPSE_DURATION_PENDING, LAPSE_OK);
+    // One pass writes every out[i] once: final, or PENDING. Later passes
+    // (while waiting) visit only what is still pending, so a token is taken
+    // (and its record freed) exactly once. A window already measured takes
+    // the table's one-comparison path; anything else (pending, failed, a
+    // bad token) the full one that explains itself. Records are prefetched
+    // a few tokens ahead and go back to the table in batches: resolving a
+    // million windows is a walk over memory, one CAS per window.
+    constexpr uint32_t kPrefetchAhead = 4;
+    CpuWindowTable::FreeBatch freed;
     lapse_status first_error = LAPSE_OK;
-    uint32_t next = 0;  // out[0 .. next) are final
-    auto poll = [&]() noexcept {
-        bool all_final = true;
-        for (uint32_t i = next; i < count; ++i) {
-            if (out[i].state != LAPSE_DURATION_PENDING) continue;
-            lapse_status s = resolve_one(tokens[i], out[i], first_error == LAPSE_OK ? error : nullptr);
-            if (s < 0 && first_error == LAPSE_OK) first_error = s;
-            if (out[i].state == LAPSE_DURATION_PENDING) {
-                if (all_final) next = i;
-                all_final = false;
-            }
+    uint32_t first_pending = count;  // out[0 .. first_pending) are final
+    const bool streams = settings_.mode == Mode::stream;
+    for (uint32_t i = 0; i < count; ++i) {
+        if (i + kPrefetchAhead < count) windows_.prefetch(tokens[i + kPrefetchAhead].id);
+        const lapse_token& token = tokens[i];
+        int64_t start = 0, end = 0;
+        uint32_t flags = 0;
+        if (streams && windows_.try_take_ready(token.id, token.opened_on, [&](const CpuWindow& w) {
+                start = w.start_ns.load(std::memory_order_relaxed);
+                end = w.end_ns.load(std::memory_order_relaxed);
+                flags = w.flags.load(std::memory_order_relaxed);
+            }, freed)) [[likely]] {
+            set_taken(out[i], start, end, flags);
+            continue;
         }
-        if (all_final) next = count;
-        return all_final;
+        const lapse_status s = resolve_one(token, out[i], freed, first_error == LAPSE_OK ? error : nullptr);
+        if (s < 0 && first_error == LAPSE_OK) first_error = s;
+        if (out[i].state == LAPSE_DURATION_PENDING && first_pending == count) first_pending = i;
+    }
+    windows_.flush(freed);
+    auto poll = [&]() noexcept {
+        uint32_t still = count;
+        for (uint32_t i = first_pending; i < count; ++i) {
+            if (out[i].state != LAPSE_DURATION_PENDING) continue;
+            const lapse_status s = resolve_one(tokens[i], out[i], freed, first_error == LAPSE_OK ? error : nullptr);
+            if (s < 0 && first_error == LAPSE_OK) first_error = s;
+            if (out[i].state == LAPSE_DURATION_PENDING && still == count) still = i;
+        }
+        windows_.flush(freed);
+        first_pending = still;
+        return first_pending == count;
     };
-    bool all_final = poll();
+    bool all_final = first_pending == count;
     if (!all_final && timeout_ns != 0) {
         const bool forever = timeout_ns == LAPSE_WAIT_FOREVER;
         const auto deadline =

@@ -55,7 +55,8 @@ public:
 private:
     // One token: fills `out` with a final state (or PENDING); returns the
     // error status for an invalid token, LAPSE_OK otherwise.
-    lapse_status resolve_one(const lapse_token& token, lapse_duration& out, lapse_error* error) noexcept;
+    lapse_status resolve_one(const lapse_token& token, lapse_duration& out, CpuWindowTable::FreeBatch& freed,
+                             lapse_error* error) noexcept;
     lapse_status token_error(const char* call, const lapse_token& token, sdk::WindowCheck check,
                              lapse_error* error) const noexcept;
 

@@ -124,8 +124,10 @@ typedef struct lapse_plugin {
      * or stays PENDING and may be resolved again. Returns LAPSE_OK when all
      * are final, LAPSE_NOT_READY when some are pending, or the first error
      * (an invalid token's out[i] reads FAILED with that status in
-     * `failure`; the others are still resolved). Each out[i].struct_size is
-     * set by the caller. [thread-safe] */
+     * `failure`; the others are still resolved). The caller sets each
+     * out[i].struct_size (one array, one size: a plugin may check out[0]
+     * only) and the plugin never changes it, so an array set up once can be
+     * resolved into again and again. [thread-safe] */
     lapse_status (*resolve)(lapse_device* device, const lapse_token* tokens, lapse_duration* out,
                             uint32_t count, uint64_t timeout_ns, lapse_error* error);
 

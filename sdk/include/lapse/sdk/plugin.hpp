@@ -153,9 +153,12 @@ struct Adapter {
     {
         if (device == nullptr || (count > 0 && (tokens == nullptr || out == nullptr)))
             return fail(error, LAPSE_ERROR_INVALID_ARGUMENT, "resolve: null argument");
-        for (uint32_t i = 0; i < count; ++i)
-            if (out[i].struct_size < sizeof(lapse_duration))
-                return failf(error, LAPSE_ERROR_INVALID_ARGUMENT, "resolve: out[%u] lapse_duration is too short", i);
+        // `out` is one array, so one element size: checking out[0] checks
+        // them all, without a pass over a million durations before the real one.
+        if (count > 0 && out[0].struct_size < sizeof(lapse_duration))
+            return failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                         "resolve: out[0].struct_size is %u, shorter than lapse_duration (%zu bytes)",
+                         out[0].struct_size, sizeof(lapse_duration));
         try {
             return self<D>(device)->resolve(tokens, out, count, timeout_ns, error);
         } catch (...) {

@@ -15,10 +15,15 @@
 //     records), so a record can be touched by index without a lock while the
 //     table grows. Growing is the only allocation; a table sized for the
 //     windows live at once allocates nothing in the steady state.
-//   * Free records sit on per-shard lock-free stacks (shard = tag % shards;
-//     a backend passes its stream as the tag), so threads on different
-//     streams do not share a free-list cache line. An empty shard steals from
-//     the others before the table grows.
+//   * Free records sit on per-shard lock-free stacks, and a thread takes
+//     records from its own shard (threads get shards round-robin), so two
+//     threads opening windows, even on one stream, do not bounce a free-list
+//     cache line between their cores. A record goes back to the shard of
+//     the thread that frees it; a thread whose shard is empty takes records
+//     from the others before the table grows.
+//   * A resolver frees records into a FreeBatch and hands the batch back
+//     with one CAS (take(..., batch), then flush): resolving a million
+//     windows costs a million record CASes, not two million.
 //   * A record's whole state is one 64-bit word changed only by CAS:
 //       bits 63..32 generation, 31..16 tag (the stream it was opened on),
 //       15..8 holds (references the device still has in flight: markers,
@@ -106,10 +111,30 @@ public:
         Payload payload{};
     };
 
-    // `shards`: free lists (one per stream is right). `first_chunk`: records
-    // allocated up front, a power of two >= 16; the table doubles from there.
+    // Records a resolver freed, not yet back on a free list. Owned by one
+    // thread; flush() it before it goes out of scope (the destructor of a
+    // batch does not: it has no table).
+    class FreeBatch {
+    public:
+        FreeBatch() = default;
+        FreeBatch(const FreeBatch&) = delete;
+        FreeBatch& operator=(const FreeBatch&) = delete;
+        uint32_t size() const noexcept { return count_; }
+
+    private:
+        friend class WindowTable;
+        uint32_t first_ = 0;  // index + 1 of the newest record, 0 = empty
+        uint32_t last_ = 0;   // index + 1 of the oldest
+        uint32_t count_ = 0;
+    };
+
+    // `shards`: free lists, at least min_shards (threads, not streams, pick
+    // them; more shards than threads costs 64 bytes each). `first_chunk`:
+    // records allocated up front, a power of two >= 16; the table doubles
+    // from there.
+    static constexpr uint32_t min_shards = 8;
     explicit WindowTable(uint32_t shards = 1, uint32_t first_chunk = 1024)
-        : shard_count_(std::max<uint32_t>(shards, 1)),
+        : shard_count_(std::max<uint32_t>(shards, min_shards)),
           chunk_shift_(static_cast<uint32_t>(std::countr_zero(std::bit_ceil(std::max<uint32_t>(first_chunk, 16))))),
           shards_(shard_count_)
     {
@@ -134,7 +159,7 @@ public:
     Id open(uint32_t tag, uint32_t holds) noexcept
     {
         uint32_t index;
-        const uint32_t home = tag % shard_count_;
+        const uint32_t home = thread_shard();
         for (;;) {
             const uint32_t seen = grown_.load(std::memory_order_acquire);
             if (pop(home, index)) break;
@@ -208,21 +233,55 @@ public:
     template <class Read>
     WindowCheck take(Id id, uint32_t tag, Read&& read) noexcept
     {
+        return take_into(id, tag, read, nullptr);
+    }
+
+    // take(), freeing the record into `batch` instead of onto a free list:
+    // for a resolver taking many windows in one call. The batch hands its
+    // records back every flush_every records, so a long resolve never hides
+    // many free records from the threads opening windows meanwhile.
+    static constexpr uint32_t flush_every = 256;
+    template <class Read>
+    WindowCheck take(Id id, uint32_t tag, Read&& read, FreeBatch& batch) noexcept
+    {
+        return take_into(id, tag, read, &batch);
+    }
+
+    // The common case of take(id, tag, read, batch) in one comparison: the
+    // live record of `id`, closed on `tag`, every hold released. True when
+    // it took the window (read saw the final payload). False changes
+    // nothing and says nothing: call take() for the answer and its reason.
+    template <class Read>
+    bool try_take_ready(Id id, uint32_t tag, Read&& read, FreeBatch& batch) noexcept
+    {
         Record* r = find(id);
-        if (r == nullptr) return WindowCheck::unknown;
-        uint64_t w = r->word.load(std::memory_order_seq_cst);
-        for (;;) {
-            WindowCheck c = classify(id, w, tag);
-            if (c != WindowCheck::ok) return c;
-            switch (state_of(w)) {
-            case kOpen: return WindowCheck::still_open;
-            case kAbandoned: return WindowCheck::abandoned;
-            default: break;
-            }
-            if (holds_of(w) != 0) return WindowCheck::pending;
-            read(static_cast<const Payload&>(r->payload));
-            if (try_free(*r, index_of(id), w, kFateResolved)) return WindowCheck::ok;
-        }
+        const uint32_t gen = generation_of(id);
+        if (r == nullptr || gen == UINT32_MAX) return false;  // the last generation retires: take() does that
+        uint64_t w = pack(gen, tag, 0, kClosed);
+        if (tag > max_tag || r->word.load(std::memory_order_acquire) != w) return false;
+        read(static_cast<const Payload&>(r->payload));
+        if (!r->word.compare_exchange_strong(w, pack(gen + 1, 0, 0, kFree, kFateResolved), std::memory_order_acq_rel,
+                                             std::memory_order_relaxed))
+            return false;
+        add_to(batch, *r, index_of(id));
+        return true;
+    }
+
+    // Puts the records of `batch` back on the calling thread's free list
+    // (one CAS). Call it before the batch goes out of scope.
+    void flush(FreeBatch& batch) noexcept
+    {
+        if (batch.count_ == 0) return;
+        push(thread_shard(), batch.first_ - 1, batch.last_ - 1);
+        batch.first_ = batch.last_ = batch.count_ = 0;
+    }
+
+    // Starts loading the record of `id` into the cache (a resolver walking
+    // many tokens calls it a few tokens ahead, so the CAS that frees each
+    // record does not wait on memory). Changes nothing.
+    void prefetch(Id id) const noexcept
+    {
+        if (const Record* r = find(id)) __builtin_prefetch(r, 1);
     }
 
     // What the table holds for `id` now, changing nothing: ok (open), closed,
@@ -312,17 +371,52 @@ private:
         return WindowCheck::unknown;  // a generation this record never had
     }
 
+    template <class Read>
+    WindowCheck take_into(Id id, uint32_t tag, Read& read, FreeBatch* batch) noexcept
+    {
+        Record* r = find(id);
+        if (r == nullptr) return WindowCheck::unknown;
+        uint64_t w = r->word.load(std::memory_order_seq_cst);
+        for (;;) {
+            WindowCheck c = classify(id, w, tag);
+            if (c != WindowCheck::ok) return c;
+            switch (state_of(w)) {
+            case kOpen: return WindowCheck::still_open;
+            case kAbandoned: return WindowCheck::abandoned;
+            default: break;
+            }
+            if (holds_of(w) != 0) return WindowCheck::pending;
+            read(static_cast<const Payload&>(r->payload));
+            if (try_free(*r, index_of(id), w, kFateResolved, batch)) return WindowCheck::ok;
+        }
+    }
+
     // Frees the record if its word is still `w`. The new word keeps why the
     // previous life ended, so a late token gets an exact message.
-    bool try_free(Record& r, uint32_t index, uint64_t& w, uint64_t fate) noexcept
+    // A record freed into `batch` is FREE (its next generation not handed
+    // out) but on no list until the batch flushes: nobody else touches it.
+    bool try_free(Record& r, uint32_t index, uint64_t& w, uint64_t fate, FreeBatch* batch = nullptr) noexcept
     {
         const uint32_t gen = gen_of(w);
         const bool retire = gen == UINT32_MAX;  // never hand out a wrapped id
         uint64_t next = retire ? pack(gen, 0, 0, kRetired, fate) : pack(gen + 1, 0, 0, kFree, fate);
         if (!r.word.compare_exchange_strong(w, next, std::memory_order_acq_rel, std::memory_order_acquire))
             return false;
-        if (!retire) push(tag_of(w) % shard_count_, index, index);
+        if (retire) return true;
+        if (batch == nullptr) {
+            push(thread_shard(), index, index);
+            return true;
+        }
+        add_to(*batch, r, index);
         return true;
+    }
+
+    void add_to(FreeBatch& batch, Record& r, uint32_t index) noexcept
+    {
+        r.next_free.store(batch.first_, std::memory_order_relaxed);
+        batch.first_ = index + 1;
+        if (batch.last_ == 0) batch.last_ = index + 1;
+        if (++batch.count_ == flush_every) flush(batch);
     }
 
     // The last hold of an abandoned record was dropped: nobody else may
@@ -410,6 +504,16 @@ private:
             }
         }
         return false;
+    }
+
+    // The calling thread's shard: threads are numbered as they first open
+    // or free a window, round-robin over the shards.
+    uint32_t thread_shard() const noexcept
+    {
+        static std::atomic<uint32_t> next_thread{0};
+        thread_local uint32_t number = 0;  // 0 = not numbered yet
+        if (number == 0) number = next_thread.fetch_add(1, std::memory_order_relaxed) + 1;
+        return (number - 1) % shard_count_;
     }
 
     // Pushes the chain first..last (linked through next_free, last's link
