@@ -23,7 +23,7 @@ void windows(benchmark::State& st, Context& ctx, bool own_stream)
     const Device& dev = ctx.subject;
     const lapse_stream stream = own_stream ? static_cast<lapse_stream>(st.thread_index()) : 0;
     std::vector<lapse_token> tokens[2] = {std::vector<lapse_token>(kBatch), std::vector<lapse_token>(kBatch)};
-    std::vector<lapse_duration> out(kBatch);
+    std::vector<lapse_duration> out = duration_array(kBatch);
     std::string message;
     bool held = false;  // tokens[(k + 1) % 2] holds the previous, unresolved batch
     uint64_t k = 0;

@@ -18,7 +18,7 @@ constexpr uint32_t kWindows = 64;  // per iteration, both sides
 void device_windows(benchmark::State& st, const Device& dev)
 {
     std::vector<lapse_token> tokens[2] = {std::vector<lapse_token>(kWindows), std::vector<lapse_token>(kWindows)};
-    std::vector<lapse_duration> out(kWindows);
+    std::vector<lapse_duration> out = duration_array(kWindows);
     std::string message;
     bool held = false;
     uint64_t k = 0;

@@ -41,7 +41,7 @@ void c_abi_windows(benchmark::State& st, const Device& dev, uint32_t batch)
     const lapse_plugin& p = dev.plugin();
     lapse_device* h = dev.handle();
     std::vector<lapse_token> tokens(batch);
-    std::vector<lapse_duration> out(batch);
+    std::vector<lapse_duration> out = duration_array(batch);
     std::string message;
     for (auto _ : st) {
         const auto t0 = Clock::now();

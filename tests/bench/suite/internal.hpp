@@ -104,8 +104,13 @@ void add_contention(Context&, std::vector<FigureSpec>&);  // 1x1, 2x2, 2x1
 // context says the figure cannot run.
 benchmark::internal::Benchmark* add(const std::string& name, std::function<void(benchmark::State&)> fn);
 
-// Resolves `count` closed windows of `dev` through the C ABI, waiting. False
-// (and a message) when something failed.
+// An out array for resolve, set up once: every struct_size set. Plugins
+// leave struct_size alone, so a benchmark resolves into it again and again
+// the way a caller reusing its buffer does.
+std::vector<lapse_duration> duration_array(std::size_t count);
+
+// Resolves `count` closed windows of `dev` through the C ABI into `out` (a
+// duration_array), waiting. False (and a message) when something failed.
 bool resolve_all(const Device& dev, const lapse_token* tokens, lapse_duration* out, uint32_t count,
                  std::string& message);
 

@@ -93,9 +93,7 @@ void open_context(Context& ctx, std::ostream& log)
     }
 
     ctx.big_tokens.assign(ctx.big, lapse_token{});
-    lapse_duration blank{};
-    blank.struct_size = sizeof blank;
-    ctx.big_out.assign(ctx.big, blank);
+    ctx.big_out = duration_array(ctx.big);
 
     std::string message;
     for (Device* dev : {&ctx.subject, &ctx.forward1, &ctx.forward2}) {
@@ -327,10 +325,16 @@ benchmark::internal::Benchmark* add(const std::string& name, std::function<void(
     return benchmark::RegisterBenchmark(name.c_str(), [fn](benchmark::State& st) { fn(st); });
 }
 
+std::vector<lapse_duration> duration_array(std::size_t count)
+{
+    lapse_duration blank{};
+    blank.struct_size = sizeof blank;
+    return std::vector<lapse_duration>(count, blank);
+}
+
 bool resolve_all(const Device& dev, const lapse_token* tokens, lapse_duration* out, uint32_t count,
                  std::string& message)
 {
-    for (uint32_t i = 0; i < count; ++i) out[i].struct_size = sizeof(lapse_duration);
     lapse_error e = sdk::make_error();
     const lapse_status s = dev.plugin().resolve(dev.handle(), tokens, out, count, LAPSE_WAIT_FOREVER, &e);
     if (s != LAPSE_OK) {
