@@ -86,8 +86,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- 3. Build only what the CUDA checks need -------------------------------
-# A small CMake project over the repository's sdk/, plugins/cuda and
-# tests/cuda: it needs no Boost, toml++, spdlog or Vulkan, which a bare GPU
+# A small CMake project over the repository's sdk/, plugins/cuda,
+# tests/support (the test double of the host) and tests/cuda: it needs no Boost, toml++, spdlog or Vulkan, which a bare GPU
 # machine may lack. Catch2 is optional (it adds the test-double suite).
 mkdir -p "$build/cuda-only"
 cat > "$build/cuda-only/CMakeLists.txt" <<EOF
@@ -108,6 +108,7 @@ find_package(Catch2 2 QUIET)
 if(Catch2_FOUND)
   include(Catch)
 endif()
+add_subdirectory("$here/tests/support" tests/support)
 add_subdirectory("$here/tests/cuda" tests/cuda)
 EOF
 echo "-- building the CUDA plugin and its tests ($generator, $jobs jobs)"

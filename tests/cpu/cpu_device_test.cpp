@@ -116,7 +116,7 @@ TEST_CASE("inline mode runs work on the caller's thread and opens no windows", "
     dev.sync(LAPSE_ALL_STREAMS);
     dev.sync(1);
 
-    lapse_error e = error_struct();
+    lapse_error e = make_error();
     CHECK(dev.end({1, 0, 0}, &e) == LAPSE_ERROR_INVALID_TOKEN);
     CHECK_THAT(e.message, Catch::Contains("inline"));
     dev.abandon({1, 0, 0});
@@ -131,7 +131,7 @@ TEST_CASE("streams that do not exist are invalid arguments", "[device]")
 {
     CpuDevice dev;
     lapse_token t{};
-    lapse_error e = error_struct();
+    lapse_error e = make_error();
     CHECK(dev.plugin().profile_start(dev.device(), 2, &t, &e) == LAPSE_ERROR_INVALID_ARGUMENT);
     CHECK_THAT(e.message, Catch::Contains("stream 2"));
     int x = 0;
@@ -217,7 +217,7 @@ TEST_CASE("a tiny queue grows instead of dropping or blocking", "[device]")
         tokens.push_back(t);
     }
     gate = true;
-    std::vector<lapse_duration> out(tokens.size(), duration_struct());
+    std::vector<lapse_duration> out(tokens.size(), make_duration());
     REQUIRE(dev.plugin().resolve(dev.device(), tokens.data(), out.data(), uint32_t(tokens.size()), LAPSE_WAIT_FOREVER,
                                  nullptr) == LAPSE_OK);
     for (const auto& d : out) REQUIRE(d.state == LAPSE_DURATION_READY);

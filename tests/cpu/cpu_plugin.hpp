@@ -1,10 +1,10 @@
 // Loads lapse_cpu.so with dlopen (as a host would) and wraps one device in a
-// small RAII helper for the tests. LAPSE_CPU_PLUGIN_PATH comes from CMake.
+// small RAII helper for the tests, over the shared test double of the host
+// (tests/support). LAPSE_CPU_PLUGIN_PATH comes from CMake.
 #pragma once
 
-#include "test_host.hpp"
-
 #include <lapse/lapse.h>
+#include <lapse_test/test_host.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdint>
 #include <ctime>
-#include <dlfcn.h>
 #include <memory>
 #include <string>
 #include <thread>
@@ -20,37 +19,15 @@
 
 namespace lapse_test {
 
-inline lapse_plugin_entry_fn cpu_entry()
-{
-    // Loaded once for the whole test binary, as the core keeps a plugin
-    // loaded while its devices live.
-    static void* handle = dlopen(LAPSE_CPU_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) FAIL("dlopen " << LAPSE_CPU_PLUGIN_PATH << ": " << dlerror());
-    auto entry = reinterpret_cast<lapse_plugin_entry_fn>(dlsym(handle, LAPSE_ENTRY_SYMBOL));
-    if (entry == nullptr) FAIL("no " LAPSE_ENTRY_SYMBOL " in " << LAPSE_CPU_PLUGIN_PATH);
-    return entry;
-}
+using lapse::test::ConfigValue;
+using lapse::test::make_duration;
+using lapse::test::make_error;
+using lapse::test::now_ns;
+using lapse::test::TestHost;
 
-inline int64_t now_ns()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-inline lapse_error error_struct()
-{
-    lapse_error e{};
-    e.struct_size = sizeof e;
-    return e;
-}
-
-inline lapse_duration duration_struct()
-{
-    lapse_duration d{};
-    d.struct_size = sizeof d;
-    return d;
-}
+// Loaded once for the whole test binary, as the core keeps a plugin loaded
+// while its devices live.
+inline lapse_plugin_entry_fn cpu_entry() { return lapse::test::process_plugin_entry(LAPSE_CPU_PLUGIN_PATH); }
 
 // Opening a device either works (then plugin/device are set) or the test
 // reads status/error.
@@ -61,7 +38,7 @@ public:
     {
         plugin_ = cpu_entry()(host_->get());
         REQUIRE(plugin_ != nullptr);
-        error = error_struct();
+        error = make_error();
         status = plugin_->open(host_->get(), host_->node(), &device_, &error);
     }
     ~CpuDevice() { close(); }
@@ -82,7 +59,7 @@ public:
     lapse_token start(lapse_stream stream)
     {
         lapse_token t{};
-        lapse_error e = error_struct();
+        lapse_error e = make_error();
         lapse_status s = plugin_->profile_start(device_, stream, &t, &e);
         INFO(e.message);
         REQUIRE(s == LAPSE_OK);
@@ -93,7 +70,7 @@ public:
     lapse_status end(lapse_token t, lapse_error* e = nullptr) { return plugin_->profile_end(device_, t, nullptr, e); }
     void end_ok(lapse_token t)
     {
-        lapse_error e = error_struct();
+        lapse_error e = make_error();
         lapse_status s = end(t, &e);
         INFO(e.message);
         REQUIRE(s == LAPSE_OK);
@@ -101,14 +78,14 @@ public:
     void abandon(lapse_token t) { plugin_->profile_abandon(device_, t); }
     lapse_status resolve(lapse_token t, lapse_duration& d, uint64_t timeout_ns, lapse_error* e = nullptr)
     {
-        d = duration_struct();
+        d = make_duration();
         return plugin_->resolve(device_, &t, &d, 1, timeout_ns, e);
     }
     // Waits for a window that must measure, and returns it.
     lapse_duration ready(lapse_token t)
     {
         lapse_duration d;
-        lapse_error e = error_struct();
+        lapse_error e = make_error();
         lapse_status s = resolve(t, d, LAPSE_WAIT_FOREVER, &e);
         INFO(e.message);
         REQUIRE(s == LAPSE_OK);
@@ -121,7 +98,7 @@ public:
     template <class F>
     void submit(lapse_stream stream, F* f)
     {
-        lapse_error e = error_struct();
+        lapse_error e = make_error();
         lapse_status s = plugin_->submit(
             device_, stream, [](void* user, void*) { (*static_cast<F*>(user))(); }, f, &e);
         INFO(e.message);
@@ -129,7 +106,7 @@ public:
     }
     void sync(lapse_stream stream)
     {
-        lapse_error e = error_struct();
+        lapse_error e = make_error();
         lapse_status s = plugin_->sync(device_, stream, &e);
         INFO(e.message);
         REQUIRE(s == LAPSE_OK);

@@ -159,7 +159,7 @@ TEST_CASE("a window started on one thread and ended on another measures the stre
     lapse_token t{};
     std::thread closer([&] {
         t = handoff.get_future().get();
-        lapse_error e = error_struct();
+        lapse_error e = make_error();
         dev.plugin().submit(
             dev.device(), 1, [](void* u, void*) { (*static_cast<BusyJob*>(u))(); }, &job, &e);
         dev.plugin().profile_end(dev.device(), t, nullptr, &e);

@@ -82,7 +82,7 @@ TEST_CASE("stress: 4 threads open, 4 others close and resolve, on 2 streams; eve
         threads.emplace_back([&, k] {  // closer + resolver, in batches
             std::vector<lapse_token> batch;
             auto flush = [&] {
-                std::vector<lapse_duration> out(batch.size(), duration_struct());
+                std::vector<lapse_duration> out(batch.size(), make_duration());
                 if (p.resolve(d, batch.data(), out.data(), uint32_t(batch.size()), LAPSE_WAIT_FOREVER, nullptr) !=
                     LAPSE_OK)
                     wrong.fetch_add(1);
@@ -124,7 +124,7 @@ TEST_CASE("the hot path allocates nothing once warm (start, end, resolve, abando
     const lapse_plugin& p = dev.plugin();
     lapse_device* d = dev.device();
     std::vector<lapse_token> tokens(512);
-    std::vector<lapse_duration> out(512, duration_struct());
+    std::vector<lapse_duration> out(512, make_duration());
     auto round = [&] {
         for (size_t i = 0; i < tokens.size(); ++i) {
             p.profile_start(d, i % 2, &tokens[i], nullptr);

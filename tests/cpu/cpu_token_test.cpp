@@ -20,7 +20,7 @@ TEST_CASE("closing a window twice is an invalid token naming it", "[tokens]")
     CpuDevice dev;
     lapse_token t = dev.start(0);
     dev.end_ok(t);
-    lapse_error e = error_struct();
+    lapse_error e = make_error();
     CHECK(dev.end(t, &e) == LAPSE_ERROR_INVALID_TOKEN);
     CHECK(e.code == LAPSE_ERROR_INVALID_TOKEN);
     CHECK_THAT(e.message, Catch::Contains(id_text(t)) && Catch::Contains("closed already"));
@@ -33,7 +33,7 @@ TEST_CASE("closing after abandon is an invalid token", "[tokens]")
     lapse_token t = dev.start(0);
     dev.sync(0);  // the start marker is stamped: abandon frees the record at once
     dev.abandon(t);
-    lapse_error e = error_struct();
+    lapse_error e = make_error();
     CHECK(dev.end(t, &e) == LAPSE_ERROR_INVALID_TOKEN);
     CHECK_THAT(e.message, Catch::Contains(id_text(t)) && Catch::Contains("abandoned"));
 
@@ -41,7 +41,7 @@ TEST_CASE("closing after abandon is an invalid token", "[tokens]")
     dev.submit(0, &gate);
     lapse_token u = dev.start(0);
     dev.abandon(u);
-    e = error_struct();
+    e = make_error();
     CHECK(dev.end(u, &e) == LAPSE_ERROR_INVALID_TOKEN);
     CHECK_THAT(e.message, Catch::Contains(id_text(u)) && Catch::Contains("abandoned"));
     gate.open = true;
@@ -55,13 +55,13 @@ TEST_CASE("a token whose stream does not match its window is refused and the win
 
     lapse_token other = t;
     other.opened_on = 2;
-    lapse_error e = error_struct();
+    lapse_error e = make_error();
     CHECK(dev.end(other, &e) == LAPSE_ERROR_WRONG_STREAM);
     CHECK_THAT(e.message, Catch::Contains(id_text(t)) && Catch::Contains("stream 2") && Catch::Contains("stream 0"));
 
     lapse_token missing = t;
     missing.opened_on = 7;
-    e = error_struct();
+    e = make_error();
     CHECK(dev.end(missing, &e) == LAPSE_ERROR_WRONG_STREAM);
     CHECK_THAT(e.message, Catch::Contains(id_text(t)) && Catch::Contains("does not exist"));
 
@@ -78,7 +78,7 @@ TEST_CASE("tokens never handed out are invalid", "[tokens]")
     CpuDevice dev;
     for (uint64_t id : {uint64_t{0}, uint64_t{1} << 32, uint64_t{0xFFFFFFFF}, uint64_t{0x12345678'00000001},
                         ~uint64_t{0}}) {
-        lapse_error e = error_struct();
+        lapse_error e = make_error();
         lapse_token t{id, 0, 0};
         CHECK(dev.end(t, &e) == LAPSE_ERROR_INVALID_TOKEN);
         CHECK_THAT(e.message, Catch::Contains(std::to_string(id)));
@@ -97,11 +97,11 @@ TEST_CASE("a resolved window cannot be resolved or closed again", "[tokens]")
     dev.end_ok(t);
     dev.ready(t);
     lapse_duration d;
-    lapse_error e = error_struct();
+    lapse_error e = make_error();
     CHECK(dev.resolve(t, d, LAPSE_WAIT_FOREVER, &e) == LAPSE_ERROR_INVALID_TOKEN);
     CHECK(d.state == LAPSE_DURATION_FAILED);
     CHECK_THAT(e.message, Catch::Contains(id_text(t)) && Catch::Contains("resolved already"));
-    e = error_struct();
+    e = make_error();
     CHECK(dev.end(t, &e) == LAPSE_ERROR_INVALID_TOKEN);
 }
 
@@ -161,7 +161,7 @@ TEST_CASE("abandon forgets open and closed windows, ignores unknown ones, and ca
 
     for (lapse_token t : {open, closed}) {
         lapse_duration r;
-        lapse_error e = error_struct();
+        lapse_error e = make_error();
         CHECK(dev.resolve(t, r, LAPSE_WAIT_FOREVER, &e) == LAPSE_ERROR_INVALID_TOKEN);
         CHECK(r.state == LAPSE_DURATION_FAILED);
         CHECK_THAT(e.message, Catch::Contains("abandoned"));
@@ -200,7 +200,7 @@ TEST_CASE("resolving a window that is still open is an invalid token, and the wi
     CpuDevice dev;
     lapse_token t = dev.start(0);
     lapse_duration d;
-    lapse_error e = error_struct();
+    lapse_error e = make_error();
     CHECK(dev.resolve(t, d, LAPSE_WAIT_FOREVER, &e) == LAPSE_ERROR_INVALID_TOKEN);
     CHECK_THAT(e.message, Catch::Contains("still open"));
     dev.end_ok(t);
@@ -215,8 +215,8 @@ TEST_CASE("a batch with one bad token resolves the others and returns the error"
     lapse_token b = dev.start(1);
     dev.end_ok(b);
     lapse_token tokens[3] = {a, {12345, 0, 0}, b};
-    lapse_duration out[3] = {duration_struct(), duration_struct(), duration_struct()};
-    lapse_error e = error_struct();
+    lapse_duration out[3] = {make_duration(), make_duration(), make_duration()};
+    lapse_error e = make_error();
     CHECK(dev.plugin().resolve(dev.device(), tokens, out, 3, LAPSE_WAIT_FOREVER, &e) == LAPSE_ERROR_INVALID_TOKEN);
     CHECK_THAT(e.message, Catch::Contains("12345"));
     CHECK(out[0].state == LAPSE_DURATION_READY);

@@ -1,11 +1,12 @@
 // Shared pieces of the CUDA plugin's CPU-only tests: where the files are,
-// and a fixture that opens the plugin over the driver test double.
+// and a fixture that opens the plugin over the driver test double, through
+// the shared test double of the host (tests/support).
 #pragma once
 
 #include "fake_cuda_driver.h"
-#include "test_host.hpp"
 
 #include <lapse/cuda.h>
+#include <lapse_test/test_host.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -22,27 +23,6 @@
 
 namespace lapse::test {
 
-inline int64_t host_ns()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
-
-inline lapse_error make_error()
-{
-    lapse_error e{};
-    e.struct_size = sizeof e;
-    return e;
-}
-
-inline lapse_duration make_duration()
-{
-    lapse_duration d{};
-    d.struct_size = sizeof d;
-    return d;
-}
-
 inline fake_cuda_counters counters()
 {
     fake_cuda_counters c{};
@@ -54,26 +34,26 @@ inline fake_cuda_counters counters()
 // double for every test. Closing checks that the plugin gave every driver
 // object back.
 struct FakeDevice {
-    explicit FakeDevice(ConfigTable extra = {}, bool open_now = true) : host(LAPSE_CUDA_PLUGIN_PATH)
+    explicit FakeDevice(ConfigTable extra = {}, bool open_now = true) : loaded(LAPSE_CUDA_PLUGIN_PATH)
     {
         REQUIRE(fake_cuda_reset() == 0);
         // The anchor thread is slowed down so that a failure a test injects
         // into the next driver call is met by the call the test means.
         config = {{"driver", std::string(LAPSE_FAKE_CUDA_DRIVER_PATH)}, {"anchor_period_ms", int64_t{60000}}};
         for (auto& [k, v] : extra) config[k] = v;
-        REQUIRE(host.plugin() != nullptr);
+        REQUIRE(loaded.plugin() != nullptr);
         if (open_now) open();
     }
     ~FakeDevice() { close(); }
 
     void open()
     {
-        lapse_status s = host.open(config, &device);
-        INFO(host.last_error().message);
+        lapse_status s = loaded.open(config, &device);
+        INFO(loaded.last_error().message);
         REQUIRE(s == LAPSE_OK);
         REQUIRE(device != nullptr);
         ext = static_cast<const lapse_cuda_stream_ext*>(
-            host.plugin()->get_extension(device, LAPSE_CUDA_STREAM_EXTENSION));
+            loaded.plugin()->get_extension(device, LAPSE_CUDA_STREAM_EXTENSION));
         REQUIRE(ext != nullptr);
         REQUIRE(ext->struct_size >= sizeof(lapse_cuda_stream_ext));
     }
@@ -82,7 +62,7 @@ struct FakeDevice {
     void close()
     {
         if (device == nullptr) return;
-        host.plugin()->close(device);
+        loaded.plugin()->close(device);
         device = nullptr;
         fake_cuda_counters c = counters();
         CHECK(c.events_live == 0);
@@ -92,7 +72,7 @@ struct FakeDevice {
         CHECK(c.calls_without_context == 0);
     }
 
-    const lapse_plugin& p() const { return *host.plugin(); }
+    const lapse_plugin& p() const { return *loaded.plugin(); }
 
     CUstream_st* stream(lapse_stream s)
     {
@@ -154,7 +134,7 @@ struct FakeDevice {
         return d;
     }
 
-    TestHost host;
+    LoadedPlugin loaded;  // the plugin file and its TestHost
     ConfigTable config;
     lapse_device* device = nullptr;
     const lapse_cuda_stream_ext* ext = nullptr;

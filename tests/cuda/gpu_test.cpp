@@ -10,9 +10,8 @@
 // Needs nothing but the SDK headers, cuda.h and the driver at run time: no
 // Catch2, no nvcc (the kernels are PTX text, JIT-compiled by the driver), so
 // it builds on a bare GPU machine.
-#include "test_host.hpp"
-
 #include <lapse/cuda.h>
+#include <lapse_test/test_host.hpp>
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -25,7 +24,7 @@
 #include <vector>
 
 using lapse::test::ConfigTable;
-using lapse::test::TestHost;
+using lapse::test::LoadedPlugin;
 
 namespace {
 
@@ -123,7 +122,7 @@ struct Cu {
 };
 
 struct Gpu {
-    TestHost& host;
+    LoadedPlugin& loaded;
     const lapse_plugin& p;
     lapse_device* device;
     const lapse_cuda_stream_ext* ext;
@@ -398,33 +397,33 @@ int main()
 {
     const char* driver = std::getenv("LAPSE_CUDA_DRIVER");
     if (driver == nullptr || *driver == '\0') driver = "libcuda.so.1";
-    TestHost host(LAPSE_CUDA_PLUGIN_PATH);
-    if (host.plugin() == nullptr) {
+    LoadedPlugin loaded(LAPSE_CUDA_PLUGIN_PATH);
+    if (loaded.plugin() == nullptr) {
         std::printf("FAIL: the plugin refused to load\n");
         return 1;
     }
     lapse_device* device = nullptr;
-    lapse_status s = host.open({{"driver", std::string(driver)}, {"streams", int64_t{2}}}, &device);
+    lapse_status s = loaded.open({{"driver", std::string(driver)}, {"streams", int64_t{2}}}, &device);
     if (s == LAPSE_ERROR_UNAVAILABLE) {
-        std::printf("SKIP: no NVIDIA GPU/driver found: %s\n", host.last_error().message);
+        std::printf("SKIP: no NVIDIA GPU/driver found: %s\n", loaded.last_error().message);
         return 77;
     }
     if (s != LAPSE_OK) {
-        std::printf("FAIL: opening the CUDA device: %s: %s\n", lapse_status_name(s), host.last_error().message);
+        std::printf("FAIL: opening the CUDA device: %s: %s\n", lapse_status_name(s), loaded.last_error().message);
         return 1;
     }
     lapse_device_info info{};
     info.struct_size = sizeof info;
-    host.plugin()->describe(device, &info, nullptr);
+    loaded.plugin()->describe(device, &info, nullptr);
     std::printf("device: %s, %u streams\n", info.name, info.stream_count);
 
-    Gpu g{host, *host.plugin(), device,
-          static_cast<const lapse_cuda_stream_ext*>(host.plugin()->get_extension(device, LAPSE_CUDA_STREAM_EXTENSION)),
+    Gpu g{loaded, *loaded.plugin(), device,
+          static_cast<const lapse_cuda_stream_ext*>(loaded.plugin()->get_extension(device, LAPSE_CUDA_STREAM_EXTENSION)),
           Cu{}};
     check(g.ext != nullptr, "the lapse.cuda.stream/1 extension is offered");
     if (g.ext == nullptr || !g.cu.load_from(driver)) {
         check(false, "the test's own driver entry points (cuModuleLoadData, cuLaunchKernel, ...)");
-        host.plugin()->close(device);
+        loaded.plugin()->close(device);
         return 1;
     }
     g.ext->context(device, reinterpret_cast<CUctx_st**>(&g.ctx), nullptr);
@@ -444,7 +443,7 @@ int main()
     }
     CUcontext popped = nullptr;
     g.cu.pop(&popped);  // before close: close releases the context we pushed
-    host.plugin()->close(device);
+    loaded.plugin()->close(device);
     std::printf("%s: %d check(s) failed\n", failures == 0 ? "PASS" : "FAIL", failures);
     return failures == 0 ? 0 : 1;
 }

@@ -21,15 +21,15 @@ TEST_CASE("cuda: the anchor refreshes itself periodically", "[cuda][anchor]")
 TEST_CASE("cuda: windows are placed on the host clock across anchor refreshes", "[cuda][anchor]")
 {
     FakeDevice d({{"anchor_period_ms", int64_t{10}}});
-    int64_t t0 = host_ns();
+    int64_t t0 = now_ns();
     lapse_token t = d.start(0);
-    int64_t t1 = host_ns();
+    int64_t t1 = now_ns();
     // Several refreshes between start and end, and more than the ring holds
     // before resolve: its own anchor is gone, the newest one places it.
     std::this_thread::sleep_for(std::chrono::milliseconds(40));
-    int64_t t2 = host_ns();
+    int64_t t2 = now_ns();
     d.end(t);
-    int64_t t3 = host_ns();
+    int64_t t3 = now_ns();
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
     lapse_duration r = d.resolve(t);
     REQUIRE(r.state == LAPSE_DURATION_READY);
@@ -45,11 +45,11 @@ TEST_CASE("cuda: a window's placement uses the anchor it captured when still the
     std::vector<lapse_token> tokens;
     std::vector<std::pair<int64_t, int64_t>> bounds;
     for (int i = 0; i < 6; ++i) {
-        int64_t a = host_ns();
+        int64_t a = now_ns();
         lapse_token t = d.start(0);
         d.busy(0, kMs);
         d.end(t);
-        bounds.push_back({a, host_ns()});
+        bounds.push_back({a, now_ns()});
         tokens.push_back(t);
         std::this_thread::sleep_for(std::chrono::milliseconds(12));
     }

@@ -14,29 +14,29 @@ namespace {
 
 std::string open_failure(const ConfigTable& config, lapse_status expected = LAPSE_ERROR_UNAVAILABLE)
 {
-    TestHost host(LAPSE_CUDA_PLUGIN_PATH);
+    LoadedPlugin loaded(LAPSE_CUDA_PLUGIN_PATH);
     lapse_device* device = nullptr;
-    lapse_status s = host.open(config, &device);
-    INFO(host.last_error().message);
+    lapse_status s = loaded.open(config, &device);
+    INFO(loaded.last_error().message);
     CHECK(s == expected);
     CHECK(device == nullptr);
-    CHECK(host.last_error().code == expected);
+    CHECK(loaded.last_error().code == expected);
     // Every key the plugin accepts is read even when the driver is missing,
     // so the host can tell a typo from a key that is merely unused.
-    std::set<std::string> keys = host.read_keys();
-    if (expected == LAPSE_ERROR_CONFIG) return host.last_error().message;  // stops at the bad key
+    std::set<std::string> keys = loaded.host().keys_read();
+    if (expected == LAPSE_ERROR_CONFIG) return loaded.last_error().message;  // stops at the bad key
     for (const char* k : {"driver", "device", "streams", "max_windows", "max_registered_streams", "anchor_period_ms",
                           "submit"})
         CHECK(keys.count(k) == 1);
-    return host.last_error().message;
+    return loaded.last_error().message;
 }
 
 }  // namespace
 
 TEST_CASE("cuda: the plugin loads, negotiates and describes itself without a driver", "[cuda][loading]")
 {
-    TestHost host(LAPSE_CUDA_PLUGIN_PATH);
-    const lapse_plugin* p = host.plugin();
+    LoadedPlugin loaded(LAPSE_CUDA_PLUGIN_PATH);
+    const lapse_plugin* p = loaded.plugin();
     REQUIRE(p != nullptr);
     CHECK(p->struct_size >= sizeof(lapse_plugin));
     CHECK(p->abi_major == LAPSE_ABI_MAJOR);
@@ -49,16 +49,16 @@ TEST_CASE("cuda: the plugin loads, negotiates and describes itself without a dri
                     (void*)p->get_extension})
         CHECK(fn != nullptr);
     // One export: nothing of the plugin's C++ leaks out of the .so.
-    CHECK(dlsym(host.library(), "cuInit") == nullptr);
-    CHECK(dlsym(host.library(), "_ZN5lapse4cuda10CudaDevice4openENS_3sdk4HostENS2_6ConfigE") == nullptr);
+    CHECK(dlsym(loaded.library(), "cuInit") == nullptr);
+    CHECK(dlsym(loaded.library(), "_ZN5lapse4cuda10CudaDevice4openENS_3sdk4HostENS2_6ConfigE") == nullptr);
 }
 
 TEST_CASE("cuda: a host of another ABI major is refused, with a reason in its log", "[cuda][loading]")
 {
-    TestHost host(LAPSE_CUDA_PLUGIN_PATH, LAPSE_ABI_MAJOR + 1);
-    CHECK(host.plugin() == nullptr);
-    REQUIRE(host.logs().size() == 1);
-    CHECK_THAT(host.logs()[0], Contains("refusing"));
+    LoadedPlugin loaded(LAPSE_CUDA_PLUGIN_PATH, LAPSE_ABI_MAJOR + 1);
+    CHECK(loaded.plugin() == nullptr);
+    REQUIRE(loaded.host().logs().size() == 1);
+    CHECK_THAT(loaded.host().logs()[0].text, Contains("refusing"));
 }
 
 TEST_CASE("cuda: the default driver is absent here and says so", "[cuda][loading][unavailable]")
@@ -163,9 +163,9 @@ TEST_CASE("cuda: a failure while opening gives back everything it took", "[cuda]
     // failure there must give all of them back.
     fake_cuda_fail_next("cuEventCreate", 2, 1);
     lapse_device* device = nullptr;
-    lapse_status s = probe.host.open(probe.config, &device);
+    lapse_status s = probe.loaded.open(probe.config, &device);
     CHECK(s == LAPSE_ERROR_DEVICE);
-    CHECK_THAT(std::string(probe.host.last_error().message), Contains("cuEventCreate failed"));
+    CHECK_THAT(std::string(probe.loaded.last_error().message), Contains("cuEventCreate failed"));
     fake_cuda_counters c = counters();
     CHECK(c.events_live == 0);
     CHECK(c.streams_live == 0);

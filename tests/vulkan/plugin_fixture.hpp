@@ -1,14 +1,11 @@
 // Loads lapse_vulkan.so with dlopen (once per process) and opens devices on
-// it through a TestHost: the plugin-level view of the ABI, with no core
-// library in between.
+// it through a TestHost (the shared test double of the host, tests/support):
+// the plugin-level view of the ABI, with no core library in between.
 #pragma once
-
-#include "test_host.hpp"
 
 #include <lapse/lapse.h>
 #include <lapse/vulkan.h>
-
-#include <dlfcn.h>
+#include <lapse_test/test_host.hpp>
 
 #include <cstdint>
 #include <ctime>
@@ -19,41 +16,16 @@
 
 namespace lapse::test {
 
-inline int64_t now_ns()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 // The plugin's descriptor; the library stays loaded for the process.
 inline const lapse_plugin& vulkan_plugin()
 {
     static TestHost entry_host;
     static const lapse_plugin* plugin = [] {
-        void* lib = dlopen(LAPSE_VULKAN_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-        if (lib == nullptr) throw std::runtime_error(std::string("dlopen: ") + dlerror());
-        auto entry = reinterpret_cast<lapse_plugin_entry_fn>(dlsym(lib, LAPSE_ENTRY_SYMBOL));
-        if (entry == nullptr) throw std::runtime_error("no " LAPSE_ENTRY_SYMBOL);
-        const lapse_plugin* p = entry(entry_host.get());
+        const lapse_plugin* p = process_plugin_entry(LAPSE_VULKAN_PLUGIN_PATH)(entry_host.get());
         if (p == nullptr) throw std::runtime_error("the entry point refused the host");
         return p;
     }();
     return *plugin;
-}
-
-inline lapse_error make_error()
-{
-    lapse_error e{};
-    e.struct_size = sizeof e;
-    return e;
-}
-
-inline lapse_duration make_duration()
-{
-    lapse_duration d{};
-    d.struct_size = sizeof d;
-    return d;
 }
 
 // An open device with its host. close() returns the host so that a test
