@@ -50,16 +50,18 @@ OpenedBackend open_node(OpenContext& context, ConfigNode& node)
         for (const auto& layer : context.stack) {
             if (layer.node != &node) continue;
             // A layer asked to open a node that is already being opened
-            // below it: opening it would recurse forever.
+            // below it: opening it would recurse forever. The position is
+            // that of the table asked for again, which closes the cycle.
             std::string path = chain(context.stack, context.stack.size()) + " -> " + layer.label;
-            std::string message = "cycle in the backend stack: " + path;
+            std::string message = node_location(node, nullptr) + ": cycle in the backend stack: " + path;
             context.deepest = OpenContext::Failure{context.stack.size() + 1, LAPSE_ERROR_CONFIG, message};
             throw Error(LAPSE_ERROR_CONFIG, message);
         }
         if (context.stack.size() >= max_stack_depth) {
-            std::string message = "backend stack deeper than " + std::to_string(max_stack_depth) +
-                                  " layers (a cycle?): " + chain(context.stack, context.stack.size()) + " -> " +
-                                  node.path;
+            // The position is that of the first table past the limit.
+            std::string message = node_location(node, nullptr) + ": backend stack deeper than " +
+                                  std::to_string(max_stack_depth) + " layers (a cycle?): " +
+                                  chain(context.stack, context.stack.size()) + " -> " + node.path;
             context.deepest = OpenContext::Failure{context.stack.size() + 1, LAPSE_ERROR_CONFIG, message};
             throw Error(LAPSE_ERROR_CONFIG, message);
         }

@@ -172,6 +172,8 @@ TEST_CASE("sha256_file matches a known digest", "[config]")
 
 TEST_CASE("a stack that refers back to itself is refused with the path of the cycle", "[config][stack]")
 {
+    // backend.inner (line 5) opens its own table again: that table closes
+    // the cycle, and the message starts at it.
     lapse::Runtime runtime;
     auto e = error_of([&] {
         runtime.open(config("[lapse]\nsearch_paths = [\".\"]\n[backend]\nplugin = \"stack\"\n[backend.inner]\n"
@@ -179,7 +181,51 @@ TEST_CASE("a stack that refers back to itself is refused with the path of the cy
     });
     CHECK(e.status() == LAPSE_ERROR_CONFIG);
     CHECK(std::string(e.what()) ==
-          "cycle in the backend stack: stack (backend) -> stack (backend.inner) -> stack (backend.inner)");
+          file_in(test::fixture_dir()) +
+              ":5:1: cycle in the backend stack: stack (backend) -> stack (backend.inner) -> stack (backend.inner)");
+
+    SECTION("the top table opening itself")
+    {
+        auto top = error_of([&] {
+            runtime.open(config("[lapse]\nsearch_paths = [\".\"]\n[backend]\nplugin = \"stack\"\nself_loop = true\n"));
+        });
+        CHECK(top.status() == LAPSE_ERROR_CONFIG);
+        CHECK(std::string(top.what()) ==
+              file_in(test::fixture_dir()) + ":3:1: cycle in the backend stack: stack (backend) -> stack (backend)");
+    }
+    SECTION("an inline table closing the cycle")
+    {
+        auto in = error_of([&] {
+            runtime.open(config("[lapse]\nsearch_paths = [\".\"]\n[backend]\nplugin = \"stack\"\n"
+                                "inner = { plugin = \"stack\", self_loop = true }\n"));
+        });
+        CHECK(in.status() == LAPSE_ERROR_CONFIG);
+        CHECK(std::string(in.what()) ==
+              file_in(test::fixture_dir()) +
+                  ":5:9: cycle in the backend stack: stack (backend) -> stack (backend.inner) -> stack (backend.inner)");
+    }
+}
+
+TEST_CASE("a stack deeper than the host allows is refused at the first table past the limit", "[config][stack]")
+{
+    // 40 layers of `stack` over noclock; table i starts at line 3 + 2 i, so
+    // the 33rd (i = 32, one past the limit of 32) is at line 67.
+    std::string text = "[lapse]\nsearch_paths = [\".\"]\n", table = "backend", chain;
+    for (int i = 0; i < 40; ++i) {
+        text += "[" + table + "]\nplugin = \"stack\"\n";
+        if (i < 32) chain += (i > 0 ? " -> " : "") + std::string("stack (") + table + ")";
+        table += ".inner";
+    }
+    text += "[" + table + "]\nplugin = \"noclock\"\n";
+    std::string past = "backend";
+    for (int i = 0; i < 32; ++i) past += ".inner";
+
+    lapse::Runtime runtime;
+    auto e = error_of([&] { runtime.open(config(text)); });
+    CHECK(e.status() == LAPSE_ERROR_CONFIG);
+    CHECK(std::string(e.what()) == file_in(test::fixture_dir()) +
+                                       ":67:1: backend stack deeper than 32 layers (a cycle?): " + chain + " -> " +
+                                       past);
 }
 
 TEST_CASE("a failure deep in a stack names every layer on the way", "[config][stack]")
