@@ -86,6 +86,12 @@ void abandon_token(DeviceCore* device, lapse_token token) noexcept
 
 void free_note(WindowNote* note) noexcept { delete note; }
 
+void release_parts(DeviceCore* device, lapse_token token, WindowNote* note) noexcept
+{
+    if (device != nullptr) abandon_token(device, token);
+    if (note != nullptr) free_note(note);
+}
+
 std::string_view note_name(const WindowNote* note) noexcept
 {
     return note != nullptr ? std::string_view(note->name) : std::string_view{};
@@ -295,6 +301,11 @@ std::optional<Interval> Duration::resolve(std::chrono::nanoseconds timeout)
     return interval();
 }
 
+Duration::Duration(Duration&& other, FromSlowPath) noexcept : detail::DurationFields(other)
+{
+    other.reset_moved_from();
+}
+
 Device::Device() noexcept = default;
 Device::Device(std::unique_ptr<detail::DeviceCore> core) noexcept
     : core_(std::move(core)), plugin_(core_ ? core_->plugin : nullptr), device_(core_ ? core_->device : nullptr)
@@ -394,6 +405,16 @@ Window Device::profile_start_slow(Stream stream, std::string_view name)
     return w;
 }
 
+Window Device::finish_start(Stream stream, lapse_token token, lapse_status s, const lapse_error& start_error)
+{
+    Window w;
+    w.device_ = core_.get();
+    w.token_ = token;
+    w.stream_ = stream;
+    finish_start(w, s, start_error);
+    return w;
+}
+
 void Device::finish_start(Window& w, lapse_status s, const lapse_error& start_error)
 {
     detail::DeviceCore* core = core_.get();
@@ -424,7 +445,17 @@ void Device::finish_start(Window& w, lapse_status s, const lapse_error& start_er
                                                   "' answered an unexpected status " + std::to_string(s));
 }
 
-void Device::end_failed(Duration& d, lapse_status s, const lapse_error& error)
+Duration Device::end_failed(Stream stream, lapse_token token, lapse_status s, const lapse_error& error)
+{
+    Duration d;
+    d.stream_ = stream;
+    d.token_ = token;
+    fail_end(d, s, error);
+    core_->record(d);
+    return d;
+}
+
+void Device::fail_end(Duration& d, lapse_status s, const lapse_error& error)
 {
     detail::DeviceCore* core = core_.get();
     // Never leave a window open behind a failed close.
@@ -433,21 +464,21 @@ void Device::end_failed(Duration& d, lapse_status s, const lapse_error& error)
                                                      : std::string("profile_end: ") + lapse_status_name(s);
     if (s >= 0) message = "profile_end: unexpected status " + std::to_string(s);
     detail::DeviceCore::fail(d, s, std::move(message));
-    core->record(d);
 }
 
-void Device::end_slow(Window& w, EndOptions options, Duration& d)
+Duration Device::end_slow(Window& w, EndOptions options)
 {
+    Duration d;
     d.stream_ = w.stream_;
     if (!w.open()) {
         detail::DeviceCore::fail(d, LAPSE_ERROR_INVALID_TOKEN,
                                  "profile_end: the window is not open (already ended or abandoned)");
-        return;
+        return d;
     }
     if (w.device_ != nullptr && w.device_ != core_.get()) {
         // Leave it open: its own device will abandon it.
         detail::DeviceCore::fail(d, LAPSE_ERROR_INVALID_ARGUMENT, "profile_end: the window belongs to another device");
-        return;
+        return d;
     }
     detail::DeviceCore* core = core_.get();
     d.note_ = std::exchange(w.note_, nullptr);
@@ -456,9 +487,22 @@ void Device::end_slow(Window& w, EndOptions options, Duration& d)
 
     switch (kind) {
     case Window::Kind::device: {
-        // Reached only when the device was closed under the window.
-        detail::DeviceCore::fail(d, LAPSE_ERROR_CLOSED, "profile_end: the device is closed");
-        (void)options;
+        if (core == nullptr || plugin_ == nullptr) {
+            // The device was closed under the window.
+            detail::DeviceCore::fail(d, LAPSE_ERROR_CLOSED, "profile_end: the device is closed");
+            break;
+        }
+        // A named window: the same close as the inline fast path.
+        detail::CallErrorBuffer error;
+        lapse_end_options opts{sizeof(lapse_end_options), options.flush ? uint32_t(LAPSE_END_FLUSH) : 0u};
+        lapse_status s = plugin_->profile_end(device_, w.token_, &opts, &error.e);
+        d.token_ = w.token_;
+        if (s == LAPSE_OK) {
+            d.device_ = core;
+            d.state_ = DurationState::pending;
+            return d;  // recorded when it resolves
+        }
+        fail_end(d, s, error.e);  // abandons the window, never leaves it open
         break;
     }
     case Window::Kind::system: {
@@ -490,6 +534,7 @@ void Device::end_slow(Window& w, EndOptions options, Duration& d)
     case Window::Kind::closed: break;
     }
     if (core != nullptr) core->record(d);
+    return d;
 }
 
 void Device::profile_abandon(Window& window) noexcept { window.release(); }

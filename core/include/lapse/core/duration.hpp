@@ -23,6 +23,18 @@
 #include <string_view>
 #include <utility>
 
+// Forces inlining of the window hot path (Device::profile_start and
+// profile_end, the Window and Duration destructors). It must be inlined
+// whole for the compiler to keep the caller's Window in registers (see
+// Device::profile_start): the size heuristics would keep profile_end out
+// of line for its cold branches, and a destructor that is called out of
+// line on the exception path alone already forces its object into memory.
+#if defined(__GNUC__) || defined(__clang__)
+#define LAPSE_DETAIL_HOT_INLINE [[gnu::always_inline]]
+#else
+#define LAPSE_DETAIL_HOT_INLINE
+#endif
+
 namespace lapse {
 
 using Stream = lapse_stream;
@@ -70,6 +82,10 @@ class DeviceCore;
 struct WindowNote;  // name, thread and error message: allocated only when needed
 LAPSE_CORE_API void abandon_token(DeviceCore* device, lapse_token token) noexcept;
 LAPSE_CORE_API void free_note(WindowNote* note) noexcept;
+// What the destructors call when there is something to give up (a token
+// still held by `device`, when not null; a note, when not null): one
+// out-of-line call, so the inline destructors are a single test.
+LAPSE_CORE_API void release_parts(DeviceCore* device, lapse_token token, WindowNote* note) noexcept;
 LAPSE_CORE_API std::string_view note_name(const WindowNote* note) noexcept;
 LAPSE_CORE_API std::string_view note_message(const WindowNote* note) noexcept;
 }  // namespace detail
@@ -77,22 +93,69 @@ LAPSE_CORE_API std::string_view note_message(const WindowNote* note) noexcept;
 class Device;
 class Window;
 
-class Duration {
+namespace detail {
+// An enum kept in one byte (the enums' values are 0..3): Duration's three
+// small fields fit in 64 bytes with the rest, so a move is fewer stores.
+template <class E>
+struct ByteEnum {
+    uint8_t value;
+    constexpr ByteEnum(E e) noexcept : value(static_cast<uint8_t>(e)) {}
+    constexpr operator E() const noexcept { return static_cast<E>(value); }
+};
+
+// Duration's data, trivially copyable, so that a move is one block copy.
+struct DurationFields {
+    // In this order so that what a fresh pending duration leaves at zero
+    // (note_ .. end_ns_, failure_ ..) is adjacent: fewer, wider stores.
+    detail::DeviceCore* device_ = nullptr;  // set while pending on a device
+    lapse_token token_{};
+    detail::WindowNote* note_ = nullptr;
+    int64_t start_ns_ = 0;
+    int64_t end_ns_ = 0;
+    Stream stream_ = 0;
+    lapse_status failure_ = LAPSE_OK;
+    detail::ByteEnum<DurationState> state_ = DurationState::not_measured;
+    detail::ByteEnum<TimingMethod> method_ = TimingMethod::none;
+    detail::ByteEnum<ClockDomain> domain_ = ClockDomain::none;
+};
+}  // namespace detail
+
+class Duration : private detail::DurationFields {
 public:
     // A duration of nothing: not measured.
     Duration() noexcept = default;
-    Duration(Duration&& other) noexcept { take(other); }
+    // A move copies every field (one block copy of DurationFields) and
+    // resets only what the moved-from duration owns (device_, note_) plus
+    // state_/method_, so that it reads "not measured". The hot path
+    // `durations[i] = dev.profile_end(w)` runs the assignment and the
+    // temporary's destructor once per window.
+    Duration(Duration&& other) noexcept : detail::DurationFields(other) { other.reset_moved_from(); }
     Duration& operator=(Duration&& other) noexcept
     {
         if (this != &other) {
-            release();
-            take(other);
+            if (owns()) [[unlikely]] {
+                // Releases what this held after taking over `other`, so
+                // that nothing of `other` has to survive the call.
+                detail::DeviceCore* device = device_;
+                detail::WindowNote* note = note_;
+                lapse_token token = token_;
+                assign(other);
+                detail::release_parts(device, token, note);
+            } else {
+                assign(other);
+            }
         }
         return *this;
     }
     Duration(const Duration&) = delete;
     Duration& operator=(const Duration&) = delete;
-    ~Duration() { release(); }
+    // One inline test; the calls are out of line. Nothing is reset: the
+    // object ends here.
+    LAPSE_DETAIL_HOT_INLINE ~Duration()
+    {
+        if (owns()) [[unlikely]]
+            detail::release_parts(device_, token_, note_);
+    }
 
     DurationState state() const noexcept { return state_; }
     bool pending() const noexcept { return state_ == DurationState::pending; }
@@ -132,37 +195,46 @@ private:
     friend class Device;
     friend class detail::DeviceCore;
 
-    void take(Duration& o) noexcept
+    // A pending duration holds its token in the backend (device_ set); a
+    // note is heap memory. Nothing else needs releasing.
+    // One branch, not two: the or of the two pointers.
+    bool owns() const noexcept
     {
-        device_ = std::exchange(o.device_, nullptr);
-        note_ = std::exchange(o.note_, nullptr);
-        token_ = o.token_;
-        start_ns_ = o.start_ns_;
-        end_ns_ = o.end_ns_;
-        stream_ = o.stream_;
-        state_ = o.state_;
-        method_ = o.method_;
-        domain_ = o.domain_;
-        failure_ = o.failure_;
-        o.state_ = DurationState::not_measured;
-        o.method_ = TimingMethod::none;
+        return (reinterpret_cast<std::uintptr_t>(device_) | reinterpret_cast<std::uintptr_t>(note_)) != 0;
     }
     void release() noexcept
     {
-        if (device_ != nullptr) detail::abandon_token(std::exchange(device_, nullptr), token_);
-        if (note_ != nullptr) detail::free_note(std::exchange(note_, nullptr));
+        if (owns()) [[unlikely]]
+            detail::release_parts(device_, token_, note_);
+        device_ = nullptr;
+        note_ = nullptr;
     }
-
-    detail::DeviceCore* device_ = nullptr;  // set while pending on a device
-    detail::WindowNote* note_ = nullptr;
-    lapse_token token_{};
-    int64_t start_ns_ = 0;
-    int64_t end_ns_ = 0;
-    Stream stream_ = 0;
-    DurationState state_ = DurationState::not_measured;
-    TimingMethod method_ = TimingMethod::none;
-    ClockDomain domain_ = ClockDomain::none;
-    lapse_status failure_ = LAPSE_OK;
+    void assign(Duration& o) noexcept
+    {
+        static_cast<detail::DurationFields&>(*this) = o;
+        o.reset_moved_from();
+    }
+    void reset_moved_from() noexcept
+    {
+        device_ = nullptr;
+        note_ = nullptr;
+        state_ = DurationState::not_measured;
+        method_ = TimingMethod::none;
+    }
+    // The move of a slow path's result into profile_end's return value.
+    // Out of line on purpose: the call takes the return value's address,
+    // which keeps it in memory, so the fast and slow paths meet there
+    // instead of in a dozen registers (see Device::profile_end).
+    struct FromSlowPath {};
+    LAPSE_CORE_API Duration(Duration&& other, FromSlowPath) noexcept;
+    // A pending duration of an unnamed device window (profile_end's fast
+    // path). Every field in one aggregate initialisation, so that the
+    // compiler merges the constant stores.
+    Duration(detail::DeviceCore* device, lapse_token token, Stream stream) noexcept
+        : detail::DurationFields{device, token, nullptr, 0, 0, stream, LAPSE_OK, DurationState::pending,
+                                 TimingMethod::none, ClockDomain::none}
+    {
+    }
 };
 
 }  // namespace lapse

@@ -20,18 +20,49 @@ public:
     enum class Kind : uint32_t { closed, device, system, failed };
 
     Window() noexcept = default;
-    Window(Window&& other) noexcept { take(other); }
+    // Moves copy every field and reset only what the moved-from window
+    // owns (device_, note_, kind_, and fast_): the rest is plain data,
+    // left as it was (as before).
+    Window(Window&& other) noexcept
+        : device_(other.device_), note_(other.note_), token_(other.token_),
+          system_start_ns_(other.system_start_ns_), stream_(other.stream_), kind_(other.kind_),
+          failure_(other.failure_), fast_(other.fast_)
+    {
+        other.device_ = nullptr;
+        other.note_ = nullptr;
+        other.kind_ = Kind::closed;
+        other.fast_ = false;
+    }
     Window& operator=(Window&& other) noexcept
     {
         if (this != &other) {
             release();
-            take(other);
+            device_ = other.device_;
+            note_ = other.note_;
+            token_ = other.token_;
+            system_start_ns_ = other.system_start_ns_;
+            stream_ = other.stream_;
+            kind_ = other.kind_;
+            failure_ = other.failure_;
+            fast_ = other.fast_;
+            other.device_ = nullptr;
+            other.note_ = nullptr;
+            other.kind_ = Kind::closed;
+            other.fast_ = false;
         }
         return *this;
     }
     Window(const Window&) = delete;
     Window& operator=(const Window&) = delete;
-    ~Window() { release(); }
+    // One inline test; the calls are out of line. Nothing is reset: the
+    // object ends here. It tests kind_ alone: a closed window never holds
+    // a note (whatever closes a window takes its note or frees it), and an
+    // open one that owns nothing costs a call that does nothing.
+    LAPSE_DETAIL_HOT_INLINE ~Window()
+    {
+        if (kind_ != Kind::closed) [[unlikely]]
+            detail::release_parts(kind_ == Kind::device ? device_ : nullptr, token_, note_);
+    }
 
     Kind kind() const noexcept { return kind_; }
     // Still to be ended or abandoned (also true for a failed window, whose
@@ -49,23 +80,28 @@ private:
     friend class Device;
     friend class detail::DeviceCore;
 
-    void take(Window& o) noexcept
-    {
-        device_ = std::exchange(o.device_, nullptr);
-        note_ = std::exchange(o.note_, nullptr);
-        token_ = o.token_;
-        system_start_ns_ = o.system_start_ns_;
-        stream_ = o.stream_;
-        kind_ = std::exchange(o.kind_, Kind::closed);
-        failure_ = o.failure_;
-    }
+    // A device window still holds its token in the backend; a note is
+    // heap memory. Nothing else needs releasing.
+    bool owns() const noexcept { return kind_ == Kind::device || note_ != nullptr; }
+    // Gives up what it owns and leaves the window closed.
     void release() noexcept
     {
-        if (kind_ == Kind::device && device_ != nullptr) detail::abandon_token(device_, token_);
+        if (owns()) [[unlikely]]
+            detail::release_parts(kind_ == Kind::device ? device_ : nullptr, token_, note_);
         device_ = nullptr;
+        note_ = nullptr;
         kind_ = Kind::closed;
-        if (note_ != nullptr) detail::free_note(std::exchange(note_, nullptr));
+        fast_ = false;
     }
+    // An open device window (profile_start's fast path).
+    Window(detail::DeviceCore* device, lapse_token token, Stream stream) noexcept
+        : device_(device), token_(token), stream_(stream), kind_(Kind::device), fast_(true)
+    {
+    }
+    // A window from a slow path, moved in: fast_ is false in a way the
+    // compiler can see (see Device::profile_end).
+    struct FromSlowPath {};
+    Window(Window&& other, FromSlowPath) noexcept : Window(std::move(other)) { fast_ = false; }
 
     detail::DeviceCore* device_ = nullptr;
     detail::WindowNote* note_ = nullptr;
@@ -74,6 +110,10 @@ private:
     Stream stream_ = 0;
     Kind kind_ = Kind::closed;
     lapse_status failure_ = LAPSE_OK;
+    // Opened by Device::profile_start's inline path: an unnamed window, so
+    // no note. Only such a window takes profile_end's inline path; the
+    // compiler then sees, on that path, exactly what profile_start put in.
+    bool fast_ = false;
 };
 
 }  // namespace lapse
