@@ -139,7 +139,7 @@ TEST_CASE("window_table: growth keeps records in place and ids distinct", "[wind
 
 TEST_CASE("window_table: an empty shard takes records from the others before growing", "[window_table]")
 {
-    Table t(2, 16);  // the 16 first records sit on one shard, maybe not this thread's
+    Table t(2, 16);  // all 16 first records sit on shard 0
     std::vector<Table::Id> ids;
     for (int i = 0; i < 16; ++i) ids.push_back(t.open(1, 0));
     CHECK(t.capacity() == 16);

@@ -15,12 +15,12 @@
 //     records), so a record can be touched by index without a lock while the
 //     table grows. Growing is the only allocation; a table sized for the
 //     windows live at once allocates nothing in the steady state.
-//   * Free records sit on per-shard lock-free stacks, and a thread takes
-//     records from its own shard (threads get shards round-robin), so two
-//     threads opening windows, even on one stream, do not bounce a free-list
-//     cache line between their cores. A record goes back to the shard of
-//     the thread that frees it; a thread whose shard is empty takes records
-//     from the others before the table grows.
+//   * Free records sit on per-shard lock-free stacks (shard = tag, masked;
+//     a backend passes its stream as the tag), so threads on different
+//     streams do not share a free-list cache line. An empty shard takes
+//     records from the others before the table grows. (Per-CPU shards were
+//     measured too: sched_getcpu() costs ~5 ns a call here, and two threads
+//     on one stream kept their throughput with one shared list.)
 //   * A resolver frees records into a FreeBatch and hands the batch back
 //     with one CAS (take(..., batch), then flush): resolving a million
 //     windows costs a million record CASes, not two million.
@@ -103,6 +103,7 @@ public:
     static constexpr uint32_t max_tag = 0xFFFF;
     static constexpr uint32_t max_holds = 0xFF;
     static constexpr uint32_t max_chunks = 32;
+    static constexpr uint32_t max_shards = 256;
 
     // A record: the state word, the free-list link, the backend's payload.
     struct Record {
@@ -126,15 +127,14 @@ public:
         uint32_t first_ = 0;  // index + 1 of the newest record, 0 = empty
         uint32_t last_ = 0;   // index + 1 of the oldest
         uint32_t count_ = 0;
+        uint32_t tag_ = 0;    // of the oldest: the batch goes to its shard
     };
 
-    // `shards`: free lists, at least min_shards (threads, not streams, pick
-    // them; more shards than threads costs 64 bytes each). `first_chunk`:
-    // records allocated up front, a power of two >= 16; the table doubles
-    // from there.
-    static constexpr uint32_t min_shards = 8;
+    // `shards`: free lists (one per stream is right), rounded up to a power
+    // of two. `first_chunk`: records allocated up front, a power of two >=
+    // 16; the table doubles from there.
     explicit WindowTable(uint32_t shards = 1, uint32_t first_chunk = 1024)
-        : shard_count_(std::max<uint32_t>(shards, min_shards)),
+        : shard_count_(std::bit_ceil(std::clamp<uint32_t>(shards, 1, max_shards))),
           chunk_shift_(static_cast<uint32_t>(std::countr_zero(std::bit_ceil(std::max<uint32_t>(first_chunk, 16))))),
           shards_(shard_count_)
     {
@@ -159,12 +159,12 @@ public:
     Id open(uint32_t tag, uint32_t holds) noexcept
     {
         uint32_t index;
-        const uint32_t home = thread_shard();
+        const uint32_t home = shard_of(tag);
         for (;;) {
             const uint32_t seen = grown_.load(std::memory_order_acquire);
             if (pop(home, index)) break;
             bool found = false;
-            for (uint32_t i = 1; i < shard_count_ && !found; ++i) found = pop((home + i) % shard_count_, index);
+            for (uint32_t i = 1; i < shard_count_ && !found; ++i) found = pop((home + i) & (shard_count_ - 1), index);
             if (found) break;
             if (!grow(home, seen)) return 0;
         }
@@ -263,7 +263,7 @@ public:
         if (!r->word.compare_exchange_strong(w, pack(gen + 1, 0, 0, kFree, kFateResolved), std::memory_order_acq_rel,
                                              std::memory_order_relaxed))
             return false;
-        add_to(batch, *r, index_of(id));
+        add_to(batch, *r, index_of(id), tag);
         return true;
     }
 
@@ -272,7 +272,7 @@ public:
     void flush(FreeBatch& batch) noexcept
     {
         if (batch.count_ == 0) return;
-        push(thread_shard(), batch.first_ - 1, batch.last_ - 1);
+        push(shard_of(batch.tag_), batch.first_ - 1, batch.last_ - 1);
         batch.first_ = batch.last_ = batch.count_ = 0;
     }
 
@@ -404,18 +404,21 @@ private:
             return false;
         if (retire) return true;
         if (batch == nullptr) {
-            push(thread_shard(), index, index);
+            push(shard_of(tag_of(w)), index, index);
             return true;
         }
-        add_to(*batch, r, index);
+        add_to(*batch, r, index, tag_of(w));
         return true;
     }
 
-    void add_to(FreeBatch& batch, Record& r, uint32_t index) noexcept
+    void add_to(FreeBatch& batch, Record& r, uint32_t index, uint32_t tag) noexcept
     {
         r.next_free.store(batch.first_, std::memory_order_relaxed);
         batch.first_ = index + 1;
-        if (batch.last_ == 0) batch.last_ = index + 1;
+        if (batch.last_ == 0) {
+            batch.last_ = index + 1;
+            batch.tag_ = tag;
+        }
         if (++batch.count_ == flush_every) flush(batch);
     }
 
@@ -506,15 +509,7 @@ private:
         return false;
     }
 
-    // The calling thread's shard: threads are numbered as they first open
-    // or free a window, round-robin over the shards.
-    uint32_t thread_shard() const noexcept
-    {
-        static std::atomic<uint32_t> next_thread{0};
-        thread_local uint32_t number = 0;  // 0 = not numbered yet
-        if (number == 0) number = next_thread.fetch_add(1, std::memory_order_relaxed) + 1;
-        return (number - 1) % shard_count_;
-    }
+    uint32_t shard_of(uint32_t tag) const noexcept { return tag & (shard_count_ - 1); }
 
     // Pushes the chain first..last (linked through next_free, last's link
     // set here) onto `shard`.
