@@ -47,6 +47,56 @@ struct CallError {
     }
 };
 
+// Buffers for resolving batches too big for the stack, kept per thread so
+// a loop resolving a frame's windows every frame allocates once, not every
+// time. Buffers grown past kept_capacity are freed after the call (one
+// allocation per very large batch, and a thread that once resolved a
+// million windows does not hold 70 MB forever). A resolve nested in another
+// on the same thread (a log or session sink calling back) gets its own.
+constexpr std::size_t kept_capacity = 4096;
+
+template <class T>
+void trim(std::vector<T>& v) noexcept
+{
+    if (v.capacity() > kept_capacity) std::vector<T>().swap(v);
+}
+
+struct BatchBuffers {  // DeviceCore::resolve: what goes through the C ABI
+    std::vector<lapse_token> tokens;
+    std::vector<lapse_duration> out;
+    bool busy = false;
+    void trim() noexcept { detail::trim(tokens), detail::trim(out); }
+};
+
+struct ItemBuffers {  // Device::resolve: the durations of this device
+    std::vector<Duration*> items;
+    bool busy = false;
+    void trim() noexcept { detail::trim(items); }
+};
+
+template <class Buffers>
+class Lease {
+public:
+    Lease() noexcept : buffers_(kept().busy ? &own_ : &kept()) { buffers_->busy = true; }
+    ~Lease()
+    {
+        buffers_->busy = false;
+        buffers_->trim();
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Buffers* operator->() const noexcept { return buffers_; }
+
+private:
+    static Buffers& kept() noexcept
+    {
+        thread_local Buffers buffers;
+        return buffers;
+    }
+    Buffers own_;  // used only when the thread's buffers are busy
+    Buffers* buffers_;
+};
+
 }  // namespace
 
 int64_t monotonic_now_ns() noexcept
@@ -169,15 +219,14 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
     constexpr std::size_t inline_capacity = 16;
     lapse_token inline_tokens[inline_capacity];
     lapse_duration inline_out[inline_capacity];
-    std::vector<lapse_token> heap_tokens;
-    std::vector<lapse_duration> heap_out;
+    Lease<BatchBuffers> scratch;
     lapse_token* tokens = inline_tokens;
     lapse_duration* out = inline_out;
     if (count > inline_capacity) {
-        heap_tokens.resize(count);
-        heap_out.resize(count);
-        tokens = heap_tokens.data();
-        out = heap_out.data();
+        scratch->tokens.resize(count);
+        scratch->out.resize(count);
+        tokens = scratch->tokens.data();
+        out = scratch->out.data();
     }
     for (std::size_t i = 0; i < count; ++i) {
         tokens[i] = items[i]->token_;
@@ -541,8 +590,9 @@ void Device::profile_abandon(Window& window) noexcept { window.release(); }
 
 bool Device::resolve(std::span<Duration> durations, std::chrono::nanoseconds timeout)
 {
-    std::vector<Duration*> mine;
-    mine.reserve(durations.size());
+    detail::Lease<detail::ItemBuffers> scratch;
+    std::vector<Duration*>& mine = scratch->items;
+    mine.clear();
     for (Duration& d : durations) {
         if (d.device_ == nullptr) continue;
         if (d.device_ == core_.get())

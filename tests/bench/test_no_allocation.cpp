@@ -9,9 +9,8 @@
 //   - the same through the C++ host API (Device::profile_start/profile_end,
 //     Window, Duration);
 //   - batched resolve through the C ABI.
-// The C++ API's Device::resolve is measured too and reported; it is not the
-// hot path the design promises allocation-free (start, end, abandon), so its
-// test case is marked [!mayfail].
+// The C++ API's Device::resolve is held to it too: batches larger than the
+// stack holds reuse per-thread buffers once warmed up.
 //
 // Counts, never time: nothing here asserts speed.
 //
@@ -286,7 +285,7 @@ TEST_CASE("steady-state windows allocate nothing: C++ API start/end/abandon", "[
     }
 }
 
-TEST_CASE("C++ API Device::resolve of a batch allocates nothing", "[bench][allocation][!mayfail]")
+TEST_CASE("C++ API Device::resolve of a batch allocates nothing", "[bench][allocation]")
 {
     if (!counting()) {
         WARN("skipped: allocations are not counted in this build (AddressSanitizer)");
@@ -296,8 +295,7 @@ TEST_CASE("C++ API Device::resolve of a batch allocates nothing", "[bench][alloc
     lapse::Device dev = open(rt, cpu_config(kBare));
     const Counts c = cpp_counts(dev);
     REQUIRE(c.ok);
-    // Shown whether or not it passes: the number is the point of this case.
-    WARN("Device::resolve made " << c.resolve << " allocation(s) over " << kCountedBatches << " batches of "
+    INFO("Device::resolve made " << c.resolve << " allocation(s) over " << kCountedBatches << " batches of "
                                  << kBatch << " windows");
     CHECK(c.resolve == 0);
 }
