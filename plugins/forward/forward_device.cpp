@@ -157,23 +157,23 @@ lapse_status ForwardDevice::submit(lapse_stream stream, lapse_work_fn fn, void* 
 
 // ---- start ---------------------------------------------------------------
 
-lapse_status ForwardDevice::profile_start(lapse_stream stream, lapse_token& token, lapse_error* error)
+lapse_status ForwardDevice::passthrough_start_refused(lapse_stream stream, lapse_status status, lapse_error* error)
+{
+    if (status < 0) return prefixed(status, error);
+    // Its tokens are the inner ones here, so it has none of its own to
+    // time this window with; saying so beats a window that lies.
+    return sdk::failf(error, LAPSE_ERROR_DEVICE,
+                      "forward: profile_start: stream %u opened windows when the device opened and now "
+                      "answers \"no window\"; set own_tokens = true to time such streams in system time",
+                      stream);
+}
+
+lapse_status ForwardDevice::start_mapped(lapse_stream stream, lapse_token& token, lapse_error* error)
 {
     if (stream >= stream_count_)
         return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
                           "forward: profile_start: stream %u does not exist (the device has %u)", stream,
                           stream_count_);
-    if (passthrough_) {
-        lapse_status status = ip_->profile_start(idev_, stream, &token, error);
-        if (status == LAPSE_OK) return LAPSE_OK;
-        if (status < 0) return prefixed(status, error);
-        // Its tokens are the inner ones here, so it has none of its own to
-        // time this window with; saying so beats a window that lies.
-        return sdk::failf(error, LAPSE_ERROR_DEVICE,
-                          "forward: profile_start: stream %u opened windows when the device opened and now "
-                          "answers \"no window\"; set own_tokens = true to time such streams in system time",
-                          stream);
-    }
     if (segmented_) return start_segmented(stream, token, error);
     if (!inner_clock_) return start_system(stream, token, error);
 
@@ -285,13 +285,8 @@ lapse_status ForwardDevice::start_segmented(lapse_stream stream, lapse_token& to
 
 // ---- end -----------------------------------------------------------------
 
-lapse_status ForwardDevice::profile_end(lapse_token token, uint32_t flags, lapse_error* error)
+lapse_status ForwardDevice::end_mapped(lapse_token token, uint32_t flags, lapse_error* error)
 {
-    if (passthrough_) {
-        lapse_end_options options{sizeof(lapse_end_options), flags};
-        lapse_status status = ip_->profile_end(idev_, token, &options, error);
-        return status < 0 ? prefixed(status, error) : status;
-    }
     Table::Slot* slot = nullptr;
     Table::State was{};
     if (table_.claim(token.id, Table::bit(Table::kOpen), true, slot, was) != Table::Claim::kOk)

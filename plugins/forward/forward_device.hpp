@@ -67,8 +67,26 @@ public:
     void describe(lapse_device_info& info);
     lapse_status sync(lapse_stream stream, lapse_error* error);
     lapse_status submit(lapse_stream stream, lapse_work_fn fn, void* user, lapse_error* error);
-    lapse_status profile_start(lapse_stream stream, lapse_token& token, lapse_error* error);
-    lapse_status profile_end(lapse_token token, uint32_t flags, lapse_error* error);
+    // Over a backend whose tokens it passes through, a window costs one
+    // check and the inner call (inline here, so the SDK's trampoline
+    // inlines it too); everything else is out of line.
+    lapse_status profile_start(lapse_stream stream, lapse_token& token, lapse_error* error)
+    {
+        if (passthrough_ && stream < stream_count_) [[likely]] {
+            const lapse_status status = ip_->profile_start(idev_, stream, &token, error);
+            return status == LAPSE_OK ? LAPSE_OK : passthrough_start_refused(stream, status, error);
+        }
+        return start_mapped(stream, token, error);
+    }
+    lapse_status profile_end(lapse_token token, uint32_t flags, lapse_error* error)
+    {
+        if (passthrough_) [[likely]] {
+            const lapse_end_options options{sizeof(lapse_end_options), flags};
+            const lapse_status status = ip_->profile_end(idev_, token, &options, error);
+            return status < 0 ? prefixed(status, error) : status;
+        }
+        return end_mapped(token, flags, error);
+    }
     void profile_abandon(lapse_token token) noexcept;
     lapse_status resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count, uint64_t timeout_ns,
                          lapse_error* error);
@@ -115,6 +133,9 @@ private:
     lapse_status resolve_inner_batch(const lapse_token* inner, lapse_duration* scratch, uint32_t n,
                                      uint64_t deadline_ns, lapse_error* error);
     lapse_status prefixed(lapse_status status, lapse_error* error) const noexcept;
+    lapse_status passthrough_start_refused(lapse_stream stream, lapse_status status, lapse_error* error);
+    lapse_status start_mapped(lapse_stream stream, lapse_token& token, lapse_error* error);
+    lapse_status end_mapped(lapse_token token, uint32_t flags, lapse_error* error);
     bool every_stream_opens_windows() noexcept;
 
     sdk::Host host_;
