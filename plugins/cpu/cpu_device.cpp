@@ -1,5 +1,6 @@
 #include "cpu_device.hpp"
 
+#include <lapse/sdk/duration.hpp>
 #include <lapse/sdk/error.hpp>
 
 #include <chrono>
@@ -10,22 +11,9 @@ namespace lapse::cpu {
 
 namespace {
 
-constexpr uint32_t kMaxStreams = 64;
+using sdk::set_duration;
 
-// Writes every field of `out` but struct_size, which belongs to the caller.
-// Stores only: reading out first would turn each of a million resolves into
-// a cache miss the next atomic then waits for.
-void set_duration(lapse_duration& out, uint32_t state, lapse_status failure, uint32_t method = LAPSE_TIMING_NONE,
-                  uint32_t domain = LAPSE_CLOCK_NONE, int64_t start_ns = 0, int64_t end_ns = 0) noexcept
-{
-    out.state = state;
-    out.method = method;
-    out.clock_domain = domain;
-    out.start_ns = start_ns;
-    out.end_ns = end_ns;
-    out.failure = failure;
-    out.reserved = 0;
-}
+constexpr uint32_t kMaxStreams = 64;
 
 // A window taken from the table: its stamps, or why it has none.
 void set_taken(lapse_duration& out, int64_t start_ns, int64_t end_ns, uint32_t flags) noexcept

@@ -1,6 +1,7 @@
 // forward — the device: see forward_device.hpp for what it adds and why.
 #include "forward_device.hpp"
 
+#include <lapse/sdk/duration.hpp>
 #include <lapse/sdk/error.hpp>
 
 #include <cinttypes>
@@ -28,27 +29,14 @@ uint64_t remaining(uint64_t deadline) noexcept
     return deadline > now ? deadline - now : 0;
 }
 
-// Writes every field but struct_size, which belongs to the caller.
-void set_duration(lapse_duration& d, uint32_t state, uint32_t method, uint32_t domain, int64_t start, int64_t end,
-                  lapse_status failure) noexcept
-{
-    d.state = state;
-    d.method = method;
-    d.clock_domain = domain;
-    d.start_ns = start;
-    d.end_ns = end;
-    d.failure = failure;
-    d.reserved = 0;
-}
-
 void copy_duration(lapse_duration& to, const lapse_duration& from) noexcept
 {
-    set_duration(to, from.state, from.method, from.clock_domain, from.start_ns, from.end_ns, from.failure);
+    sdk::set_duration(to, from.state, from.failure, from.method, from.clock_domain, from.start_ns, from.end_ns);
 }
 
 void set_failed(lapse_duration& d, lapse_status failure) noexcept
 {
-    set_duration(d, LAPSE_DURATION_FAILED, LAPSE_TIMING_NONE, LAPSE_CLOCK_NONE, 0, 0, failure);
+    sdk::set_duration(d, LAPSE_DURATION_FAILED, failure);
 }
 
 }  // namespace
@@ -510,7 +498,7 @@ lapse_status ForwardDevice::resolve(const lapse_token* tokens, lapse_duration* o
         // flight, or the same token appears twice here): not ready yet.
         Table::Claim claim = table_.claim(token.id, Table::bit(Table::kClosed), false, slot, was);
         if (claim == Table::Claim::kBusy) {
-            set_duration(out[i], LAPSE_DURATION_PENDING, LAPSE_TIMING_NONE, LAPSE_CLOCK_NONE, 0, 0, LAPSE_OK);
+            sdk::set_duration(out[i], LAPSE_DURATION_PENDING);
             pending = true;
             continue;
         }
@@ -547,8 +535,8 @@ lapse_status ForwardDevice::resolve(const lapse_token* tokens, lapse_duration* o
             if (w.failure != LAPSE_OK)
                 set_failed(out[i], w.failure);
             else
-                set_duration(out[i], LAPSE_DURATION_READY, LAPSE_TIMING_SYSTEM, LAPSE_CLOCK_HOST_MONOTONIC,
-                             static_cast<int64_t>(w.a), static_cast<int64_t>(w.b), LAPSE_OK);
+                sdk::set_duration(out[i], LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_SYSTEM, LAPSE_CLOCK_HOST_MONOTONIC,
+                                  static_cast<int64_t>(w.a), static_cast<int64_t>(w.b));
             table_.release(slot, token.id);
             break;
         case Kind::kSegmented: {
@@ -622,7 +610,7 @@ bool ForwardDevice::resolve_segmented(const Window& w, lapse_duration& out, uint
     for (uint64_t q = w.a; q <= w.b; ++q) {
         const Segment& g = s.log.at(q);
         if (g.state != Segment::kFinal) {
-            set_duration(out, LAPSE_DURATION_PENDING, LAPSE_TIMING_NONE, LAPSE_CLOCK_NONE, 0, 0, LAPSE_OK);
+            sdk::set_duration(out, LAPSE_DURATION_PENDING);
             return false;
         }
         switch (g.result.state) {
@@ -647,12 +635,12 @@ bool ForwardDevice::resolve_segmented(const Window& w, lapse_duration& out, uint
     if (failure != LAPSE_OK)
         set_failed(out, failure);
     else if (not_measured || !have_time)
-        set_duration(out, LAPSE_DURATION_NOT_MEASURED, LAPSE_TIMING_NONE, LAPSE_CLOCK_NONE, 0, 0, LAPSE_OK);
+        sdk::set_duration(out, LAPSE_DURATION_NOT_MEASURED);
     else
         // start is where the window began; the span is the sum of its
         // segments (the gaps between them hold no work: forward closes one
         // and opens the next under the stream's lock).
-        set_duration(out, LAPSE_DURATION_READY, method, domain, start, start + total, LAPSE_OK);
+        sdk::set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, method, domain, start, start + total);
     return true;
 }
 
