@@ -15,6 +15,13 @@ using sdk::set_duration;
 
 constexpr uint32_t kMaxStreams = 64;
 
+// How a stamped window resolves, from its payload (`end` read from it).
+uint32_t outcome(const CpuWindow& w, int64_t end) noexcept
+{
+    if (end == 0) return kWindowLost;
+    return (w.failures.load(std::memory_order_relaxed) & kWorkFailed) != 0 ? kWindowFailed : 0;
+}
+
 // A window taken from the table: its stamps, or why it has none.
 void set_taken(lapse_duration& out, int64_t start_ns, int64_t end_ns, uint32_t flags) noexcept
 {
@@ -152,7 +159,7 @@ lapse_status CpuDevice::profile_start(lapse_stream stream, lapse_token& token, l
     if (id == 0) [[unlikely]]
         return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory for window records",
                           stream);
-    windows_.payload(id).flags.store(0, std::memory_order_relaxed);
+    windows_.payload(id).end_ns.store(0, std::memory_order_relaxed);  // "not stamped" until the worker does
     if (!streams_[stream]->mark_start(id)) [[unlikely]] {
         windows_.abandon(id, stream);
         windows_.release(id);  // the marker that never went out
@@ -195,8 +202,7 @@ lapse_status CpuDevice::profile_end(lapse_token token, uint32_t /*flags: nothing
     if (check != sdk::WindowCheck::ok) [[unlikely]]
         return token_error("profile_end", token, check, error);
     if (!streams_[token.opened_on]->mark_end(token.id)) [[unlikely]] {
-        windows_.payload(token.id).flags.fetch_or(kWindowLost, std::memory_order_relaxed);
-        windows_.release(token.id);
+        windows_.release(token.id);  // end_ns stays 0: resolves NOT_MEASURED
         return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY,
                           "profile_end: token %" PRIu64 ": out of memory queueing the end marker; the window is "
                           "closed and will resolve as not measured",
@@ -231,7 +237,7 @@ lapse_status CpuDevice::resolve_one(const lapse_token& token, lapse_duration& ou
     const sdk::WindowCheck check = windows_.take(token.id, token.opened_on, [&](const CpuWindow& w) {
         start = w.start_ns.load(std::memory_order_relaxed);
         end = w.end_ns.load(std::memory_order_relaxed);
-        flags = w.flags.load(std::memory_order_relaxed);
+        flags = outcome(w, end);
     }, freed);
     if (check == sdk::WindowCheck::pending) {
         set_duration(out, LAPSE_DURATION_PENDING, LAPSE_OK);
@@ -269,7 +275,7 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
         if (streams && windows_.try_take_ready(token.id, token.opened_on, [&](const CpuWindow& w) {
                 start = w.start_ns.load(std::memory_order_relaxed);
                 end = w.end_ns.load(std::memory_order_relaxed);
-                flags = w.flags.load(std::memory_order_relaxed);
+                flags = outcome(w, end);
             }, freed)) [[likely]] {
             set_taken(out[i], start, end, flags);
             continue;

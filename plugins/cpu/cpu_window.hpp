@@ -5,6 +5,10 @@
 // stamps the worker takes when it reaches the window's markers. Atomics with
 // relaxed order, because a resolver racing a reuse of the record may read a
 // stale copy that it then throws away (WindowTable::take explains).
+//
+// 20 bytes of data, so the table's free-list link fits in its tail padding
+// and a record is 32 bytes: half a cache line, never straddling two, which
+// is what resolving a million windows walks through.
 #pragma once
 
 #include <lapse/sdk/window_table.hpp>
@@ -16,24 +20,28 @@ namespace lapse::cpu {
 
 struct CpuWindow {
     std::atomic<int64_t> start_ns{0};  // CLOCK_MONOTONIC when the worker reached the start marker
-    std::atomic<int64_t> end_ns{0};    // ... and the end marker
-    // The worker's count of failed work items when it stamped the start: a
-    // different count at the end means work inside the window failed.
-    std::atomic<uint32_t> failures_at_start{0};
-    std::atomic<uint32_t> flags{0};    // kWindowFailed | kWindowLost
+    // ... and the end marker; 0 until then. profile_start sets it to 0, so a
+    // window whose end marker could not be queued (out of memory) resolves
+    // with end_ns == 0: NOT_MEASURED.
+    std::atomic<int64_t> end_ns{0};
+    // Written by the worker only: at the start marker, its count of failed
+    // work items (mod 2^31); at the end marker, kWorkFailed is added when the
+    // count moved (work inside the window threw: it resolves FAILED).
+    std::atomic<uint32_t> failures{0};
 };
 
-// Work inside the window failed (threw): the window resolves FAILED, never
-// as a fast duration.
-inline constexpr uint32_t kWindowFailed = 1u << 0;
-// The end marker could not be queued (out of memory): NOT_MEASURED.
-inline constexpr uint32_t kWindowLost = 1u << 1;
+inline constexpr uint32_t kWorkFailed = 1u << 31;
+inline constexpr uint32_t kFailureCount = kWorkFailed - 1;
+
+// What a taken window resolves as (see set_taken in cpu_device.cpp).
+inline constexpr uint32_t kWindowFailed = 1u << 0;  // work inside it threw
+inline constexpr uint32_t kWindowLost = 1u << 1;    // its end marker never went out
 
 // A window holds one reference per marker in flight (start, then end).
 using CpuWindowTable = sdk::WindowTable<CpuWindow>;
 
 // Issue 8: at most 64 bytes per pending window. The record is the only
 // per-window memory once the worker has consumed the start marker.
-static_assert(sizeof(CpuWindowTable::Record) <= 40, "a CPU window record grew past 40 bytes");
+static_assert(sizeof(CpuWindowTable::Record) == 32, "a CPU window record is no longer 32 bytes");
 
 }  // namespace lapse::cpu

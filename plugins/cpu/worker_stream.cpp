@@ -119,7 +119,7 @@ void WorkerStream::execute(const QueueEntry& entry) noexcept
     }
     case kStart: {
         CpuWindow& w = windows_.payload(entry.a);
-        w.failures_at_start.store(failures_, std::memory_order_relaxed);
+        w.failures.store(failures_ & kFailureCount, std::memory_order_relaxed);
         w.start_ns.store(sdk::monotonic_ns(), std::memory_order_relaxed);
         windows_.release(entry.a);
         break;
@@ -128,8 +128,8 @@ void WorkerStream::execute(const QueueEntry& entry) noexcept
         const int64_t now = sdk::monotonic_ns();
         CpuWindow& w = windows_.payload(entry.a);
         w.end_ns.store(now, std::memory_order_relaxed);
-        if (w.failures_at_start.load(std::memory_order_relaxed) != failures_)
-            w.flags.fetch_or(kWindowFailed, std::memory_order_relaxed);
+        const uint32_t at_start = w.failures.load(std::memory_order_relaxed);
+        if (at_start != (failures_ & kFailureCount)) w.failures.store(at_start | kWorkFailed, std::memory_order_relaxed);
         windows_.release(entry.a);
         completions_.notify();
         break;

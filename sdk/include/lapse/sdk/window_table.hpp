@@ -60,6 +60,7 @@
 #include <cstdint>
 #include <mutex>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 namespace lapse::sdk {
@@ -105,11 +106,13 @@ public:
     static constexpr uint32_t max_chunks = 32;
     static constexpr uint32_t max_shards = 256;
 
-    // A record: the state word, the free-list link, the backend's payload.
+    // A record: the state word, the backend's payload, the free-list link.
+    // The link may sit in the payload's tail padding (a payload of 8-byte
+    // fields and one 4-byte field makes a 32-byte record, not 40).
     struct Record {
         std::atomic<uint64_t> word{0};
+        [[no_unique_address]] Payload payload{};
         std::atomic<uint32_t> next_free{0};  // index + 1 of the next free record, 0 = end
-        Payload payload{};
     };
 
     // Records a resolver freed, not yet back on a free list. Owned by one
@@ -147,7 +150,10 @@ public:
 
     ~WindowTable()
     {
-        for (auto& c : chunks_) delete[] c.load(std::memory_order_relaxed);
+        static_assert(std::is_trivially_destructible_v<Record>, "chunks are freed without running destructors");
+        for (auto& c : chunks_)
+            if (Record* chunk = c.load(std::memory_order_relaxed))
+                ::operator delete(chunk, std::align_val_t{kChunkAlignment});
     }
 
     static uint32_t index_of(Id id) noexcept { return static_cast<uint32_t>(id) - 1; }
@@ -338,6 +344,7 @@ public:
     std::size_t memory_bytes() const noexcept { return capacity() * sizeof(Record) + sizeof(*this); }
 
 private:
+    static constexpr std::size_t kChunkAlignment = 64;
     static constexpr uint64_t kFree = 0, kOpen = 1, kClosed = 2, kAbandoned = 3, kRetired = 4;
     static constexpr uint64_t kFateNone = 0, kFateResolved = 1, kFateForgotten = 2;
 
@@ -462,8 +469,12 @@ private:
         const uint64_t first = ((uint64_t{1} << k) - 1) << chunk_shift_;
         const uint64_t count = uint64_t{1} << (k + chunk_shift_);
         if (first + count > UINT32_MAX) return false;  // ids keep index + 1 in 32 bits
-        Record* chunk = new (std::nothrow) Record[count];
-        if (chunk == nullptr) return false;
+        // Cache-line aligned, so a record whose size divides 64 never
+        // straddles two lines.
+        void* raw = ::operator new(count * sizeof(Record), std::align_val_t{kChunkAlignment}, std::nothrow);
+        if (raw == nullptr) return false;
+        Record* chunk = static_cast<Record*>(raw);
+        for (uint64_t i = 0; i < count; ++i) new (&chunk[i]) Record;
         for (uint64_t i = 0; i + 1 < count; ++i)
             chunk[i].next_free.store(static_cast<uint32_t>(first + i + 2), std::memory_order_relaxed);
         chunks_[k].store(chunk, std::memory_order_release);
