@@ -350,11 +350,6 @@ std::optional<Interval> Duration::resolve(std::chrono::nanoseconds timeout)
     return interval();
 }
 
-Duration::Duration(Duration&& other, FromSlowPath) noexcept : detail::DurationFields(other)
-{
-    other.reset_moved_from();
-}
-
 Device::Device() noexcept = default;
 Device::Device(std::unique_ptr<detail::DeviceCore> core) noexcept
     : core_(std::move(core)), plugin_(core_ ? core_->plugin : nullptr), device_(core_ ? core_->device : nullptr)
@@ -446,7 +441,9 @@ Window Device::profile_start_slow(Stream stream, std::string_view name)
     }
     w.device_ = core;
     detail::CallErrorBuffer error;
-    lapse_status s = core->plugin->profile_start(core->device, stream, &w.token_, &error.e);
+    lapse_token token{};
+    lapse_status s = core->plugin->profile_start(core->device, stream, &token, &error.e);
+    w.token_ = token;
     if (s == LAPSE_OK)
         w.kind_ = Window::Kind::device;
     else

@@ -15,23 +15,31 @@ using sdk::set_duration;
 
 constexpr uint32_t kMaxStreams = 64;
 
-// How a stamped window resolves, from its payload (`end` read from it).
-uint32_t outcome(const CpuWindow& w, int64_t end) noexcept
+// A window's record as the resolver reads it, in the payload's own
+// encoding (see CpuWindow): end_ns 0 means its end marker never went out,
+// kWorkFailed in `failures` that work inside it threw.
+struct Stamps {
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    uint32_t failures = 0;
+};
+
+Stamps read_stamps(const CpuWindow& w) noexcept
 {
-    if (end == 0) return kWindowLost;
-    return (w.failures.load(std::memory_order_relaxed) & kWorkFailed) != 0 ? kWindowFailed : 0;
+    return {w.start_ns.load(std::memory_order_relaxed), w.end_ns.load(std::memory_order_relaxed),
+            w.failures.load(std::memory_order_relaxed)};
 }
 
 // A window taken from the table: its stamps, or why it has none.
-void set_taken(lapse_duration& out, int64_t start_ns, int64_t end_ns, uint32_t flags) noexcept
+void set_taken(lapse_duration& out, const Stamps& s) noexcept
 {
-    if (flags & kWindowLost)
+    if (s.end_ns == 0)
         set_duration(out, LAPSE_DURATION_NOT_MEASURED, LAPSE_OK);
-    else if (flags & kWindowFailed)
+    else if ((s.failures & kWorkFailed) != 0)
         set_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_DEVICE);
     else
-        set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE, LAPSE_CLOCK_HOST_MONOTONIC, start_ns,
-                     end_ns);
+        set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE, LAPSE_CLOCK_HOST_MONOTONIC, s.start_ns,
+                     s.end_ns);
 }
 
 }  // namespace
@@ -232,13 +240,9 @@ lapse_status CpuDevice::resolve_one(const lapse_token& token, lapse_duration& ou
                           "resolve: token %" PRIu64 " says stream %u, which does not exist (the device has %u)",
                           token.id, token.opened_on, settings_.streams);
     }
-    int64_t start = 0, end = 0;
-    uint32_t flags = 0;
-    const sdk::WindowCheck check = windows_.take(token.id, token.opened_on, [&](const CpuWindow& w) {
-        start = w.start_ns.load(std::memory_order_relaxed);
-        end = w.end_ns.load(std::memory_order_relaxed);
-        flags = outcome(w, end);
-    }, freed);
+    Stamps stamps;
+    const sdk::WindowCheck check =
+        windows_.take(token.id, token.opened_on, [&](const CpuWindow& w) { stamps = read_stamps(w); }, freed);
     if (check == sdk::WindowCheck::pending) {
         set_duration(out, LAPSE_DURATION_PENDING, LAPSE_OK);
         return LAPSE_OK;
@@ -248,7 +252,7 @@ lapse_status CpuDevice::resolve_one(const lapse_token& token, lapse_duration& ou
         set_duration(out, LAPSE_DURATION_FAILED, status);
         return status;
     }
-    set_taken(out, start, end, flags);
+    set_taken(out, stamps);
     return LAPSE_OK;
 }
 
@@ -267,31 +271,31 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
     lapse_status first_error = LAPSE_OK;
     uint32_t first_pending = count;  // out[0 .. first_pending) are final
     const bool streams = settings_.mode == Mode::stream;
+    // The full path for out[i]: keeps the first error (its message goes
+    // to `error`) and notes in `pending_from` the first duration still
+    // pending.
+    auto resolve_at = [&](uint32_t i, uint32_t& pending_from) noexcept {
+        const lapse_status s = resolve_one(tokens[i], out[i], freed, first_error == LAPSE_OK ? error : nullptr);
+        if (s < 0 && first_error == LAPSE_OK) first_error = s;
+        if (out[i].state == LAPSE_DURATION_PENDING && pending_from == count) pending_from = i;
+    };
     for (uint32_t i = 0; i < count; ++i) {
         if (i + kPrefetchAhead < count) windows_.prefetch(tokens[i + kPrefetchAhead].id);
         const lapse_token& token = tokens[i];
-        int64_t start = 0, end = 0;
-        uint32_t flags = 0;
-        if (streams && windows_.try_take_ready(token.id, token.opened_on, [&](const CpuWindow& w) {
-                start = w.start_ns.load(std::memory_order_relaxed);
-                end = w.end_ns.load(std::memory_order_relaxed);
-                flags = outcome(w, end);
-            }, freed)) [[likely]] {
-            set_taken(out[i], start, end, flags);
+        Stamps stamps;
+        if (streams && windows_.try_take_ready(token.id, token.opened_on,
+                                               [&](const CpuWindow& w) { stamps = read_stamps(w); }, freed))
+            [[likely]] {
+            set_taken(out[i], stamps);
             continue;
         }
-        const lapse_status s = resolve_one(token, out[i], freed, first_error == LAPSE_OK ? error : nullptr);
-        if (s < 0 && first_error == LAPSE_OK) first_error = s;
-        if (out[i].state == LAPSE_DURATION_PENDING && first_pending == count) first_pending = i;
+        resolve_at(i, first_pending);
     }
     windows_.flush(freed);
     auto poll = [&]() noexcept {
         uint32_t still = count;
         for (uint32_t i = first_pending; i < count; ++i) {
-            if (out[i].state != LAPSE_DURATION_PENDING) continue;
-            const lapse_status s = resolve_one(tokens[i], out[i], freed, first_error == LAPSE_OK ? error : nullptr);
-            if (s < 0 && first_error == LAPSE_OK) first_error = s;
-            if (out[i].state == LAPSE_DURATION_PENDING && still == count) still = i;
+            if (out[i].state == LAPSE_DURATION_PENDING) resolve_at(i, still);
         }
         windows_.flush(freed);
         first_pending = still;

@@ -33,10 +33,6 @@ struct CpuWindow {
 inline constexpr uint32_t kWorkFailed = 1u << 31;
 inline constexpr uint32_t kFailureCount = kWorkFailed - 1;
 
-// What a taken window resolves as (see set_taken in cpu_device.cpp).
-inline constexpr uint32_t kWindowFailed = 1u << 0;  // work inside it threw
-inline constexpr uint32_t kWindowLost = 1u << 1;    // its end marker never went out
-
 // A window holds one reference per marker in flight (start, then end).
 using CpuWindowTable = sdk::WindowTable<CpuWindow>;
 

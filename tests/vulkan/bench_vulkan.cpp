@@ -71,7 +71,8 @@ void BM_BareTimestamps(benchmark::State& state)
             if (submit) {
                 // The plugin's queue is idle (this benchmark runs alone), so
                 // submitting to it directly does not race the plugin.
-                VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+                VkSubmitInfo si{};
+                si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
                 si.commandBufferCount = 1;
                 si.pCommandBuffers = &cb;
                 vkQueueSubmit(h.queue, 1, &si, fence);

@@ -154,10 +154,16 @@ public:
     //    fold away on the fast path;
     //  * only a window opened here (fast_) ends inline, so the start and
     //    end fast paths meet without a merge of unknown windows;
-    //  * the Duration a slow path returns is moved in out of line, which
-    //    keeps profile_end's result in memory: the fast and slow results
-    //    meet there (a block copy into the destination) rather than as a
-    //    dozen values in registers, most of which would spill;
+    //  * profile_end's result never has its address passed out of line
+    //    either (a slow path's Duration is moved in, inline), so the
+    //    compiler writes its fields straight into the caller's destination.
+    //    A result kept in memory was built with narrow stores and copied
+    //    with 16-byte loads, which the CPU cannot forward from them: four
+    //    store-forwarding stalls per window, a third of the API's cost.
+    //    Where the fast and slow results meet, the few fields that spill
+    //    are stored and reloaded at the same width, which forwards;
+    //  * tokens are held as two 8-byte words (detail::TokenWords), the way
+    //    the ABI passes them, for the same reason;
     //  * the slow paths stay out of line, the inline code is forced inline.
     LAPSE_DETAIL_HOT_INLINE Window profile_start(Stream stream, std::string_view name = {})
     {
@@ -191,7 +197,7 @@ public:
             Window w(std::move(window));
             Duration d = end_slow(w, options);
             window = std::move(w);
-            return Duration(std::move(d), Duration::FromSlowPath{});
+            return d;
         }
         detail::CallErrorBuffer error;
         lapse_end_options opts{sizeof(lapse_end_options), options.flush ? uint32_t(LAPSE_END_FLUSH) : 0u};
@@ -202,7 +208,7 @@ public:
         if (status != LAPSE_OK) [[unlikely]] {
             // Abandons the window, never leaves it open.
             Duration d = end_failed(window.stream_, window.token_, status, error.e);
-            return Duration(std::move(d), Duration::FromSlowPath{});
+            return d;
         }
         return Duration(core_.get(), window.token_, window.stream_);
     }

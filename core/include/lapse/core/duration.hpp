@@ -17,6 +17,7 @@
 #include <lapse/status.h>  // before window.h, which uses lapse_status without including it
 #include <lapse/window.h>
 
+#include <bit>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -78,6 +79,24 @@ inline constexpr std::chrono::nanoseconds wait_forever = std::chrono::nanosecond
 inline constexpr std::chrono::nanoseconds poll = std::chrono::nanoseconds::zero();
 
 namespace detail {
+// A token held as the two 8-byte words the ABI passes it in. Held as a
+// lapse_token, the compiler keeps its three fields apart, and passing it
+// by value then rebuilds the second word on the stack: two 4-byte stores
+// read back by one 8-byte load, which the CPU cannot forward (a stall of
+// a dozen cycles on every profile_end).
+struct TokenWords {
+    uint64_t id = 0;
+    uint64_t tail = 0;  // opened_on and reserved, as lapse_token lays them out
+
+    constexpr TokenWords() noexcept = default;
+    constexpr TokenWords(const lapse_token& token) noexcept : TokenWords(std::bit_cast<TokenWords>(token)) {}
+    constexpr operator lapse_token() const noexcept { return std::bit_cast<lapse_token>(*this); }
+};
+static_assert(lapse_token(TokenWords(lapse_token{7, 3, 5})).id == 7 &&
+                  lapse_token(TokenWords(lapse_token{7, 3, 5})).opened_on == 3 &&
+                  lapse_token(TokenWords(lapse_token{7, 3, 5})).reserved == 5,
+              "a token must come back from TokenWords bit for bit");
+
 class DeviceCore;
 struct WindowNote;  // name, thread and error message: allocated only when needed
 LAPSE_CORE_API void abandon_token(DeviceCore* device, lapse_token token) noexcept;
@@ -108,7 +127,7 @@ struct DurationFields {
     // In this order so that what a fresh pending duration leaves at zero
     // (note_ .. end_ns_, failure_ ..) is adjacent: fewer, wider stores.
     detail::DeviceCore* device_ = nullptr;  // set while pending on a device
-    lapse_token token_{};
+    TokenWords token_{};
     detail::WindowNote* note_ = nullptr;
     int64_t start_ns_ = 0;
     int64_t end_ns_ = 0;
@@ -221,12 +240,6 @@ private:
         state_ = DurationState::not_measured;
         method_ = TimingMethod::none;
     }
-    // The move of a slow path's result into profile_end's return value.
-    // Out of line on purpose: the call takes the return value's address,
-    // which keeps it in memory, so the fast and slow paths meet there
-    // instead of in a dozen registers (see Device::profile_end).
-    struct FromSlowPath {};
-    LAPSE_CORE_API Duration(Duration&& other, FromSlowPath) noexcept;
     // A pending duration of an unnamed device window (profile_end's fast
     // path). Every field in one aggregate initialisation, so that the
     // compiler merges the constant stores.

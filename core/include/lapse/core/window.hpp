@@ -70,7 +70,7 @@ public:
     bool open() const noexcept { return kind_ != Kind::closed; }
     Stream stream() const noexcept { return stream_; }
     // The backend's token; meaningful for Kind::device only.
-    const lapse_token& token() const noexcept { return token_; }
+    lapse_token token() const noexcept { return token_; }
     // When Kind::failed: why it could not open.
     lapse_status error_status() const noexcept { return failure_; }
     std::string_view error_message() const noexcept { return detail::note_message(note_); }
@@ -105,7 +105,7 @@ private:
 
     detail::DeviceCore* device_ = nullptr;
     detail::WindowNote* note_ = nullptr;
-    lapse_token token_{};
+    detail::TokenWords token_{};
     int64_t system_start_ns_ = 0;
     Stream stream_ = 0;
     Kind kind_ = Kind::closed;
