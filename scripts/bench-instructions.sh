@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Instructions per window start+end, counted by callgrind: the stable
+# evidence behind the window figures of `lapse bench`, whose wall-clock
+# ratios move by 2x on a shared 2-core machine. Prints the instructions per
+# window on each path and the ratios the issue's targets are stated in:
+# C++ API over C ABI, one forward layer over the bare plugin, and two
+# layers per layer (the square root of their ratio).
+#
+# Usage: scripts/bench-instructions.sh [BUILD_DIR]   (default: build-bench)
+#
+# Builds bench_window_instructions there (RelWithDebInfo, benchmarks on) if
+# the directory has no build yet. Needs valgrind (apt-get install valgrind).
+# Exit codes: 0 printed, 1 a run failed, 4 valgrind is missing.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-"$here/build-bench"}
+
+if ! command -v valgrind >/dev/null; then
+    echo "bench-instructions: valgrind not found (apt-get install valgrind)" >&2
+    exit 4
+fi
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+    cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAPSE_BUILD_BENCHMARKS=ON >/dev/null
+fi
+ninja -C "$build" bench_window_instructions >/dev/null
+
+program="$build/bin/bench_window_instructions"
+windows=60000  # 3 rounds of 20000 (window_instructions.cpp)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+declare -A per_window
+for path in c_abi cpp_api forward1 forward2; do
+    if ! valgrind --tool=callgrind --callgrind-out-file="$out/$path.out" \
+        --toggle-collect='*lapse_counted_windows*' "$program" "$path" >"$out/$path.log" 2>&1; then
+        echo "bench-instructions: $path failed:" >&2
+        cat "$out/$path.log" >&2
+        exit 1
+    fi
+    collected=$(sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$out/$path.log")
+    if [[ -z "$collected" || "$collected" == 0 ]]; then
+        echo "bench-instructions: $path: callgrind counted nothing (was lapse_counted_windows inlined?)" >&2
+        exit 1
+    fi
+    per_window[$path]=$((collected / windows))
+done
+
+awk -v c="${per_window[c_abi]}" -v cpp="${per_window[cpp_api]}" \
+    -v f1="${per_window[forward1]}" -v f2="${per_window[forward2]}" 'BEGIN {
+    printf "instructions per window start+end (callgrind, %s)\n", "60000 windows each"
+    printf "  %-28s %6d\n", "C ABI, cpu plugin", c
+    printf "  %-28s %6d\n", "C++ API", cpp
+    printf "  %-28s %6d\n", "C ABI, 1 forward layer", f1
+    printf "  %-28s %6d\n", "C ABI, 2 forward layers", f2
+    printf "ratios (targets are wall-clock; see docs/performance.md)\n"
+    printf "  %-28s %6.3fx  (target <= 1.1x)\n", "C++ API / C ABI", cpp / c
+    printf "  %-28s %6.3fx  (target <= 1.1x)\n", "1 forward layer / bare", f1 / c
+    printf "  %-28s %6.3fx  (target <= 1.1x)\n", "2 layers, per layer", sqrt(f2 / c)
+}'
