@@ -187,40 +187,76 @@ TEST_CASE("forward over single_window: random nests and overlaps each read their
     // A random schedule of opens, closes and 1 ms work items on one stream;
     // every window must read the sum of the work items submitted while it
     // was open.
-    Runtime runtime = make_runtime();
-    Device dev = runtime.open(config(kForwardOverFixture));
-    std::mt19937 rng(GENERATE(1u, 2u, 3u));
-    Gate gate;
-    gate.close_on(dev, 0);
+    //
+    // A window measures the stream's timeline, so a worker preempted
+    // between its markers makes it read the preemption too: on a loaded
+    // machine (sanitizers, parallel ctest) one window of a run can read
+    // milliseconds long. Never short: every attempt checks that no window
+    // reads less than its work. The upper bound must hold for every window
+    // of one of up to kAttempts runs of the same schedule, which a window
+    // that measures wrongly fails every time.
+    const unsigned seed = GENERATE(1u, 2u, 3u);
+    constexpr int kAttempts = 5;
     constexpr int kWork = 40;
-    std::array<Busy, kWork> work;
-    struct Open {
-        Window window;
-        std::vector<int> covers;
+    struct Reading {
+        int64_t ns;
+        int64_t expected;
+        size_t covers;
     };
-    std::vector<Open> open;
-    std::vector<std::pair<Duration, std::vector<int>>> closed;
-    int next = 0;
-    while (next < kWork || !open.empty()) {
-        const int r = static_cast<int>(rng() % 3);
-        if (r == 0 && open.size() < 6) {
-            open.push_back({dev.profile_start(0), {}});
-        } else if (r == 1 && next < kWork) {
-            submit_busy(dev, 0, 1ms, work[next]);
-            for (auto& o : open) o.covers.push_back(next);
-            ++next;
-        } else if (!open.empty()) {
-            const size_t k = rng() % open.size();  // not only the innermost: overlap
-            closed.emplace_back(dev.profile_end(open[k].window), std::move(open[k].covers));
-            open.erase(open.begin() + static_cast<long>(k));
+    auto run_schedule = [&] {
+        Runtime runtime = make_runtime();
+        Device dev = runtime.open(config(kForwardOverFixture));
+        std::mt19937 rng(seed);
+        Gate gate;
+        gate.close_on(dev, 0);
+        std::array<Busy, kWork> work;
+        struct Open {
+            Window window;
+            std::vector<int> covers;
+        };
+        std::vector<Open> open;
+        std::vector<std::pair<Duration, std::vector<int>>> closed;
+        int next = 0;
+        while (next < kWork || !open.empty()) {
+            const int r = static_cast<int>(rng() % 3);
+            if (r == 0 && open.size() < 6) {
+                open.push_back({dev.profile_start(0), {}});
+            } else if (r == 1 && next < kWork) {
+                submit_busy(dev, 0, 1ms, work[next]);
+                for (auto& o : open) o.covers.push_back(next);
+                ++next;
+            } else if (!open.empty()) {
+                const size_t k = rng() % open.size();  // not only the innermost: overlap
+                closed.emplace_back(dev.profile_end(open[k].window), std::move(open[k].covers));
+                open.erase(open.begin() + static_cast<long>(k));
+            }
         }
+        gate.open();
+        std::vector<Reading> readings;
+        for (auto& [d, covers] : closed) {
+            const Interval iv = ready(d);  // first: the work it covered has run once it resolves
+            int64_t expected = 0;
+            for (int i : covers) expected += work[i].ns();
+            readings.push_back({iv.ns(), expected, covers.size()});
+        }
+        return readings;
+    };
+
+    std::vector<Reading> readings;
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+        readings = run_schedule();
+        bool all_within = true;
+        for (const Reading& r : readings) {
+            INFO("attempt " << attempt << ": window covering " << r.covers << " work items read " << r.ns
+                            << " ns, its work took " << r.expected << " ns");
+            CHECK(r.ns >= r.expected);  // never short, whatever the machine does
+            all_within = all_within && ::lapse::test::within_5pct(r.ns, r.expected, 1'000'000);
+        }
+        if (all_within) break;
+        WARN("attempt " << attempt << " of seed " << seed << ": a window read long (preempted worker?); running the schedule again");
     }
-    gate.open();
-    for (auto& [d, covers] : closed) {
-        const Interval iv = ready(d);  // first: the work it covered has run once it resolves
-        int64_t expected = 0;
-        for (int i : covers) expected += work[i].ns();
-        INFO("window covering " << covers.size() << " work items");
-        CHECK_WITHIN_5PCT(iv.ns(), expected, 1'000'000);
+    for (const Reading& r : readings) {
+        INFO("last attempt: window covering " << r.covers << " work items");
+        CHECK_WITHIN_5PCT(r.ns, r.expected, 1'000'000);
     }
 }

@@ -3,7 +3,13 @@
 //
 //   BM_BareTimestamps/0  two vkCmdWriteTimestamp into a command buffer (recording only)
 //   BM_BareTimestamps/1  the same, plus the vkQueueSubmit every 4096 pairs that
-//                        gets them to the device: the floor the plugin is held to
+//                        gets them to the device
+//   BM_BareTimestamps/2  the same, plus resetting and beginning the command
+//                        buffer for the next 4096 pairs: the floor the plugin
+//                        is held to, since it does all three in its timed path
+//                        (a new segment's reset and begin run in the
+//                        profile_start that needs it; lavapipe frees each
+//                        recorded command on reset, a real cost per window)
 //   BM_WindowStartEnd    profile_start + profile_end through the C ABI (the plugin
 //                        submits its segment every 4096 windows, batch_windows)
 //   BM_ResolveBatch      resolve of 4096 closed, completed windows (items/s)
@@ -13,7 +19,8 @@
 // Compare CPU time (the machine is shared: wall time includes waiting for a
 // core). lavapipe is a CPU device that runs a submission's commands largely
 // on the submitting thread, so a vkQueueSubmit of 8192 timestamps costs
-// real CPU here; /1 charges the floor the same submit the plugin pays.
+// real CPU here; /1 and /2 charge the floor the same submit and recycle the
+// plugin pays.
 #include "plugin_fixture.hpp"
 
 #include <benchmark/benchmark.h>
@@ -62,6 +69,7 @@ void BM_BareTimestamps(benchmark::State& state)
     VkFence fence;
     vkCreateFence(vk, &fi, nullptr, &fence);
     const bool submit = state.range(0) != 0;
+    const bool recycle = state.range(0) == 2;
     uint32_t i = 0;
     for (auto _ : state) {
         vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, 2 * i);
@@ -82,11 +90,12 @@ void BM_BareTimestamps(benchmark::State& state)
                 vkWaitForFences(vk, 1, &fence, VK_TRUE, UINT64_MAX);
                 vkResetFences(vk, 1, &fence);
             }
-            vkResetCommandPool(vk, cmd_pool, 0);
             vkResetQueryPool(vk, pool, 0, 2 * kBatch);
+            if (recycle) state.ResumeTiming();
+            vkResetCommandPool(vk, cmd_pool, 0);
             vkBeginCommandBuffer(cb, &bi);
             i = 0;
-            state.ResumeTiming();
+            if (!recycle) state.ResumeTiming();
         }
     }
     vkEndCommandBuffer(cb);
@@ -138,7 +147,7 @@ void BM_ResolveBatch(benchmark::State& state)
 
 }  // namespace
 
-BENCHMARK(BM_BareTimestamps)->Arg(0)->Arg(1);
+BENCHMARK(BM_BareTimestamps)->Arg(0)->Arg(1)->Arg(2);
 BENCHMARK(BM_WindowStartEnd);
 BENCHMARK(BM_ResolveBatch)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();
