@@ -182,10 +182,7 @@ std::exception_ptr DeviceCore::take_work_error() noexcept
 
 void DeviceCore::fail(Duration& d, lapse_status status, std::string message)
 {
-    d.state_ = DurationState::failed;
-    d.method_ = TimingMethod::none;
-    d.domain_ = ClockDomain::none;
-    d.failure_ = status < 0 ? status : LAPSE_ERROR_INTERNAL;
+    d.set_failed(status < 0 ? status : LAPSE_ERROR_INTERNAL);
     set_note_message(d.note_, std::move(message));
 }
 
@@ -201,13 +198,15 @@ void DeviceCore::record(const Duration& d)
     WindowRecord r;
     r.name = d.note_->name;
     r.thread = d.note_->thread;
-    r.stream = d.stream_;
-    r.method = d.method_;
-    r.state = d.state_;
-    r.start_ns = d.start_ns_;
-    r.end_ns = d.end_ns_;
-    r.domain = d.domain_;
-    r.failure = d.failure_;
+    r.stream = d.stream();
+    r.method = d.method();
+    r.state = d.state();
+    if (std::optional<Interval> interval = d.interval()) {
+        r.start_ns = interval->start_ns;
+        r.end_ns = interval->end_ns;
+        r.domain = interval->domain;
+    }
+    r.failure = d.error_status();
     target->add(std::move(r));
 }
 
@@ -229,7 +228,7 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
         out = scratch->out.data();
     }
     for (std::size_t i = 0; i < count; ++i) {
-        tokens[i] = items[i]->token_;
+        tokens[i] = items[i]->token_words();
         out[i] = lapse_duration{};
         out[i].struct_size = sizeof(lapse_duration);
         out[i].state = unset_state;
@@ -266,25 +265,20 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
                          std::to_string(r.method) + ", clock " + std::to_string(r.clock_domain) + ")");
                 break;
             }
-            d.state_ = DurationState::ready;
-            d.method_ = static_cast<TimingMethod>(r.method);
-            d.domain_ = static_cast<ClockDomain>(r.clock_domain);
-            d.start_ns_ = r.start_ns;
-            d.end_ns_ = r.end_ns;
+            d.set_ready(static_cast<TimingMethod>(r.method), static_cast<ClockDomain>(r.clock_domain), r.start_ns,
+                        r.end_ns);
             break;
         }
         case LAPSE_DURATION_NOT_MEASURED:
             d.device_ = nullptr;
-            d.state_ = DurationState::not_measured;
-            d.method_ = TimingMethod::none;
-            d.domain_ = ClockDomain::none;
+            d.set_state(DurationState::not_measured);
             break;
         case LAPSE_DURATION_FAILED: {
             d.device_ = nullptr;
             lapse_status why = r.failure < 0 ? r.failure : (status < 0 ? status : LAPSE_ERROR_DEVICE);
             std::string message = why == status && !first_message.empty()
                                       ? first_message
-                                      : "resolve: the window on stream " + std::to_string(d.stream_) + " failed (" +
+                                      : "resolve: the window on stream " + std::to_string(d.stream()) + " failed (" +
                                             lapse_status_name(why) + ")";
             fail(d, why, std::move(message));
             break;
@@ -293,7 +287,7 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
         default: {
             // The plugin did not answer for this window: give it up (unknown
             // tokens are ignored) rather than leave it open.
-            abandon_token(this, d.token_);
+            abandon_token(this, d.token_words());
             d.device_ = nullptr;
             if (status < 0)
                 fail(d, status, first_message);
@@ -494,8 +488,8 @@ void Device::finish_start(Window& w, lapse_status s, const lapse_error& start_er
 Duration Device::end_failed(Stream stream, lapse_token token, lapse_status s, const lapse_error& error)
 {
     Duration d;
-    d.stream_ = stream;
-    d.token_ = token;
+    d.set_stream(stream);
+    d.set_token(token);
     fail_end(d, s, error);
     core_->record(d);
     return d;
@@ -505,7 +499,7 @@ void Device::fail_end(Duration& d, lapse_status s, const lapse_error& error)
 {
     detail::DeviceCore* core = core_.get();
     // Never leave a window open behind a failed close.
-    core->plugin->profile_abandon(core->device, d.token_);
+    core->plugin->profile_abandon(core->device, d.token_words());
     std::string message = error.message[0] != '\0' ? std::string(error.message)
                                                      : std::string("profile_end: ") + lapse_status_name(s);
     if (s >= 0) message = "profile_end: unexpected status " + std::to_string(s);
@@ -515,7 +509,7 @@ void Device::fail_end(Duration& d, lapse_status s, const lapse_error& error)
 Duration Device::end_slow(Window& w, EndOptions options)
 {
     Duration d;
-    d.stream_ = w.stream_;
+    d.set_stream(w.stream_);
     if (!w.open()) {
         detail::DeviceCore::fail(d, LAPSE_ERROR_INVALID_TOKEN,
                                  "profile_end: the window is not open (already ended or abandoned)");
@@ -542,10 +536,10 @@ Duration Device::end_slow(Window& w, EndOptions options)
         detail::CallErrorBuffer error;
         lapse_end_options opts{sizeof(lapse_end_options), options.flush ? uint32_t(LAPSE_END_FLUSH) : 0u};
         lapse_status s = plugin_->profile_end(device_, w.token_, &opts, &error.e);
-        d.token_ = w.token_;
+        d.set_token(w.token_);
         if (s == LAPSE_OK) {
             d.device_ = core;
-            d.state_ = DurationState::pending;
+            d.set_state(DurationState::pending);
             return d;  // recorded when it resolves
         }
         fail_end(d, s, error.e);  // abandons the window, never leaves it open
@@ -565,11 +559,7 @@ Duration Device::end_slow(Window& w, EndOptions options)
                                                " for a system-time window: " + cause);
             break;
         }
-        d.state_ = DurationState::ready;
-        d.method_ = TimingMethod::system;
-        d.domain_ = ClockDomain::host_monotonic;
-        d.start_ns_ = w.system_start_ns_;
-        d.end_ns_ = end;
+        d.set_ready(TimingMethod::system, ClockDomain::host_monotonic, w.system_start_ns_, end);
         break;
     }
     case Window::Kind::failed: {

@@ -161,8 +161,11 @@ public:
     //    with 16-byte loads, which the CPU cannot forward from them: four
     //    store-forwarding stalls per window, about half of what the API
     //    added over the C ABI (1.42x -> 1.20x, fastest of 3000 batches).
-    //    Where the fast and slow results meet, the few fields that spill
-    //    are stored and reloaded at the same width, which forwards;
+    //  * a Duration is five 8-byte words (see detail::DurationFields), so
+    //    that where the fast and slow results meet, its values fit in
+    //    registers: with eleven fields, seven went through the stack on
+    //    every window (472 -> 455 instructions per window, 1.15x -> 1.11x
+    //    the C ABI's; scripts/bench-instructions.sh);
     //  * tokens are held as two 8-byte words (detail::TokenWords), the way
     //    the ABI passes them, for the same reason;
     //  * the slow paths stay out of line, the inline code is forced inline.

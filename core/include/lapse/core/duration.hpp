@@ -89,6 +89,7 @@ struct TokenWords {
     uint64_t tail = 0;  // opened_on and reserved, as lapse_token lays them out
 
     constexpr TokenWords() noexcept = default;
+    constexpr TokenWords(uint64_t id_word, uint64_t tail_word) noexcept : id(id_word), tail(tail_word) {}
     constexpr TokenWords(const lapse_token& token) noexcept : TokenWords(std::bit_cast<TokenWords>(token)) {}
     constexpr operator lapse_token() const noexcept { return std::bit_cast<lapse_token>(*this); }
 };
@@ -113,29 +114,29 @@ class Device;
 class Window;
 
 namespace detail {
-// An enum kept in one byte (the enums' values are 0..3): Duration's three
-// small fields fit in 64 bytes with the rest, so a move is fewer stores.
-template <class E>
-struct ByteEnum {
-    uint8_t value;
-    constexpr ByteEnum(E e) noexcept : value(static_cast<uint8_t>(e)) {}
-    constexpr operator E() const noexcept { return static_cast<E>(value); }
-};
+// Stream, state, method and clock domain in one word (stream in the low 32
+// bits, then one byte each): see DurationFields.
+constexpr uint64_t pack_duration_tags(Stream stream, DurationState state, TimingMethod method = TimingMethod::none,
+                                      ClockDomain domain = ClockDomain::none) noexcept
+{
+    return uint64_t{stream} | uint64_t(state) << 32 | uint64_t(method) << 40 | uint64_t(domain) << 48;
+}
 
-// Duration's data, trivially copyable, so that a move is one block copy.
+// Duration's data: five 8-byte words, trivially copyable so that a move is
+// one block copy. Words rather than a field per value because of
+// Device::profile_end: where its inline and out-of-line results meet, the
+// compiler keeps one register per field, and the eleven fields a Duration
+// had did not fit, so every window stored seven of them on the stack and
+// read them back. What one state does not use holds what another does:
+//   first_, second_   pending: the token's two words (TokenWords);
+//                     ready: start_ns, end_ns; failed: the status in first_.
+//   tags_             pack_duration_tags(stream, state, method, domain).
 struct DurationFields {
-    // In this order so that what a fresh pending duration leaves at zero
-    // (note_ .. end_ns_, failure_ ..) is adjacent: fewer, wider stores.
     detail::DeviceCore* device_ = nullptr;  // set while pending on a device
-    TokenWords token_{};
-    detail::WindowNote* note_ = nullptr;
-    int64_t start_ns_ = 0;
-    int64_t end_ns_ = 0;
-    Stream stream_ = 0;
-    lapse_status failure_ = LAPSE_OK;
-    detail::ByteEnum<DurationState> state_ = DurationState::not_measured;
-    detail::ByteEnum<TimingMethod> method_ = TimingMethod::none;
-    detail::ByteEnum<ClockDomain> domain_ = ClockDomain::none;
+    detail::WindowNote* note_ = nullptr;    // name and error message, when any
+    uint64_t first_ = 0;
+    uint64_t second_ = 0;
+    uint64_t tags_ = pack_duration_tags(0, DurationState::not_measured);
 };
 }  // namespace detail
 
@@ -143,9 +144,9 @@ class Duration : private detail::DurationFields {
 public:
     // A duration of nothing: not measured.
     Duration() noexcept = default;
-    // A move copies every field (one block copy of DurationFields) and
-    // resets only what the moved-from duration owns (device_, note_) plus
-    // state_/method_, so that it reads "not measured". The hot path
+    // A move copies every word (one block copy of DurationFields) and
+    // resets only what the moved-from duration owns (device_, note_) and
+    // its state, so that it reads "not measured". The hot path
     // `durations[i] = dev.profile_end(w)` runs the assignment and the
     // temporary's destructor once per window.
     Duration(Duration&& other) noexcept : detail::DurationFields(other) { other.reset_moved_from(); }
@@ -157,7 +158,7 @@ public:
                 // that nothing of `other` has to survive the call.
                 detail::DeviceCore* device = device_;
                 detail::WindowNote* note = note_;
-                lapse_token token = token_;
+                lapse_token token = token_words();
                 assign(other);
                 detail::release_parts(device, token, note);
             } else {
@@ -173,16 +174,16 @@ public:
     LAPSE_DETAIL_HOT_INLINE ~Duration()
     {
         if (owns()) [[unlikely]]
-            detail::release_parts(device_, token_, note_);
+            detail::release_parts(device_, token_words(), note_);
     }
 
-    DurationState state() const noexcept { return state_; }
-    bool pending() const noexcept { return state_ == DurationState::pending; }
-    bool ready() const noexcept { return state_ == DurationState::ready; }
-    bool failed() const noexcept { return state_ == DurationState::failed; }
+    DurationState state() const noexcept { return static_cast<DurationState>(tag_byte(32)); }
+    bool pending() const noexcept { return state() == DurationState::pending; }
+    bool ready() const noexcept { return state() == DurationState::ready; }
+    bool failed() const noexcept { return state() == DurationState::failed; }
     // How it was measured; none while pending and when not measured.
-    TimingMethod method() const noexcept { return method_; }
-    Stream stream() const noexcept { return stream_; }
+    TimingMethod method() const noexcept { return static_cast<TimingMethod>(tag_byte(40)); }
+    Stream stream() const noexcept { return static_cast<Stream>(tags_); }
 
     // Waits up to `timeout` for the device. The interval when READY;
     // nullopt when still pending, not measured or failed (state() says
@@ -192,12 +193,16 @@ public:
     // The interval if already READY; never waits.
     std::optional<Interval> interval() const noexcept
     {
-        if (state_ != DurationState::ready) return std::nullopt;
-        return Interval{start_ns_, end_ns_, domain_, method_};
+        if (!ready()) return std::nullopt;
+        return Interval{static_cast<int64_t>(first_), static_cast<int64_t>(second_),
+                        static_cast<ClockDomain>(tag_byte(48)), method()};
     }
 
     // When FAILED: the status and message of the cause (LAPSE_OK and "" otherwise).
-    lapse_status error_status() const noexcept { return failure_; }
+    lapse_status error_status() const noexcept
+    {
+        return failed() ? static_cast<lapse_status>(static_cast<int32_t>(first_)) : LAPSE_OK;
+    }
     std::string_view error_message() const noexcept { return detail::note_message(note_); }
     // The window's name, "" when it had none.
     std::string_view name() const noexcept { return detail::note_name(note_); }
@@ -206,13 +211,41 @@ public:
     void abandon() noexcept
     {
         release();
-        state_ = DurationState::not_measured;
-        method_ = TimingMethod::none;
+        set_state(DurationState::not_measured);
     }
 
 private:
     friend class Device;
     friend class detail::DeviceCore;
+
+    uint8_t tag_byte(int shift) const noexcept { return static_cast<uint8_t>(tags_ >> shift); }
+    // Keeps the stream, replaces the rest of tags_.
+    void set_state(DurationState state, TimingMethod method = TimingMethod::none,
+                   ClockDomain domain = ClockDomain::none) noexcept
+    {
+        tags_ = detail::pack_duration_tags(stream(), state, method, domain);
+    }
+    void set_stream(Stream stream) noexcept { tags_ = (tags_ & ~uint64_t{0xffffffff}) | stream; }
+    // While pending (and on the way to a final state, until the plugin has
+    // let the window go): the token.
+    detail::TokenWords token_words() const noexcept { return {first_, second_}; }
+    void set_token(detail::TokenWords token) noexcept
+    {
+        first_ = token.id;
+        second_ = token.tail;
+    }
+    void set_ready(TimingMethod method, ClockDomain domain, int64_t start_ns, int64_t end_ns) noexcept
+    {
+        set_state(DurationState::ready, method, domain);
+        first_ = static_cast<uint64_t>(start_ns);
+        second_ = static_cast<uint64_t>(end_ns);
+    }
+    void set_failed(lapse_status status) noexcept
+    {
+        set_state(DurationState::failed);
+        first_ = static_cast<uint64_t>(static_cast<int64_t>(status));
+        second_ = 0;
+    }
 
     // A pending duration holds its token in the backend (device_ set); a
     // note is heap memory. Nothing else needs releasing.
@@ -224,7 +257,7 @@ private:
     void release() noexcept
     {
         if (owns()) [[unlikely]]
-            detail::release_parts(device_, token_, note_);
+            detail::release_parts(device_, token_words(), note_);
         device_ = nullptr;
         note_ = nullptr;
     }
@@ -237,15 +270,13 @@ private:
     {
         device_ = nullptr;
         note_ = nullptr;
-        state_ = DurationState::not_measured;
-        method_ = TimingMethod::none;
+        set_state(DurationState::not_measured);
     }
     // A pending duration of an unnamed device window (profile_end's fast
-    // path). Every field in one aggregate initialisation, so that the
-    // compiler merges the constant stores.
-    Duration(detail::DeviceCore* device, lapse_token token, Stream stream) noexcept
-        : detail::DurationFields{device, token, nullptr, 0, 0, stream, LAPSE_OK, DurationState::pending,
-                                 TimingMethod::none, ClockDomain::none}
+    // path), in one aggregate initialisation.
+    Duration(detail::DeviceCore* device, detail::TokenWords token, Stream stream) noexcept
+        : detail::DurationFields{device, nullptr, token.id, token.tail,
+                                 detail::pack_duration_tags(stream, DurationState::pending)}
     {
     }
 };
