@@ -14,90 +14,17 @@
 //
 // Counts, never time: nothing here asserts speed.
 //
-// Under AddressSanitizer the allocator is ASan's own; replacing operator new
-// would bypass its checks, so the counter is not built and every case says
-// it was skipped (ThreadSanitizer and UBSan builds run it).
+// The counter is the replaced operator new of <lapse_test/alloc_counter.hpp>,
+// exported from this executable (ENABLE_EXPORTS).
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
 #include <lapse/core.hpp>
+#include <lapse_test/alloc_counter.hpp>
 
-#include <atomic>
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <vector>
-
-#if defined(__SANITIZE_ADDRESS__)
-#define LAPSE_COUNT_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LAPSE_COUNT_ALLOCATIONS 0
-#endif
-#endif
-#ifndef LAPSE_COUNT_ALLOCATIONS
-#define LAPSE_COUNT_ALLOCATIONS 1
-#endif
-
-namespace {
-std::atomic<uint64_t> g_news{0};
-}
-
-#if LAPSE_COUNT_ALLOCATIONS
-namespace {
-void* counted(std::size_t n)
-{
-    g_news.fetch_add(1, std::memory_order_relaxed);
-    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-    throw std::bad_alloc();
-}
-void* counted_aligned(std::size_t n, std::align_val_t al)
-{
-    g_news.fetch_add(1, std::memory_order_relaxed);
-    const std::size_t a = static_cast<std::size_t>(al);
-    const std::size_t size = (n + a - 1) / a * a;
-    if (void* p = std::aligned_alloc(a, size == 0 ? a : size)) return p;
-    throw std::bad_alloc();
-}
-void* counted_nothrow(std::size_t n) noexcept
-{
-    g_news.fetch_add(1, std::memory_order_relaxed);
-    return std::malloc(n == 0 ? 1 : n);
-}
-}  // namespace
-
-void* operator new(std::size_t n) { return counted(n); }
-void* operator new[](std::size_t n) { return counted(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_nothrow(n); }
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_nothrow(n); }
-void* operator new(std::size_t n, std::align_val_t a) { return counted_aligned(n, a); }
-void* operator new[](std::size_t n, std::align_val_t a) { return counted_aligned(n, a); }
-void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept
-{
-    try {
-        return counted_aligned(n, a);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t& t) noexcept
-{
-    return operator new(n, a, t);
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-#endif
 
 namespace {
 
@@ -105,19 +32,7 @@ constexpr uint32_t kBatch = 256;
 constexpr int kWarmBatches = 8;
 constexpr int kCountedBatches = 32;
 
-uint64_t news() { return g_news.load(std::memory_order_relaxed); }
-
-bool counting()
-{
-    if (LAPSE_COUNT_ALLOCATIONS) {
-        // The replacement must be the one in use (a static build or a
-        // linker that kept libstdc++'s would count nothing).
-        const uint64_t before = news();
-        delete new int(1);
-        return news() > before;
-    }
-    return false;
-}
+using lapse_test::allocations;
 
 std::string cpu_config(const char* layers_above)
 {
@@ -186,11 +101,11 @@ Counts c_abi_counts(const lapse::Device& dev)
     Counts c;
     for (int b = 0; b < kWarmBatches && c.ok; ++b) c.ok = c_abi_batch(dev, tokens) && c_abi_resolve(dev, tokens, out);
     for (int b = 0; b < kCountedBatches && c.ok; ++b) {
-        const uint64_t n0 = news();
+        const uint64_t n0 = allocations();
         c.ok = c_abi_batch(dev, tokens);
-        const uint64_t n1 = news();
+        const uint64_t n1 = allocations();
         c.ok = c.ok && c_abi_resolve(dev, tokens, out);
-        const uint64_t n2 = news();
+        const uint64_t n2 = allocations();
         c.hot += n1 - n0;
         c.resolve += n2 - n1;
     }
@@ -217,11 +132,11 @@ Counts cpp_counts(lapse::Device& dev)
     Counts c;
     for (int b = 0; b < kWarmBatches && c.ok; ++b) c.ok = cpp_batch(dev, durations) && dev.resolve(durations);
     for (int b = 0; b < kCountedBatches && c.ok; ++b) {
-        const uint64_t n0 = news();
+        const uint64_t n0 = allocations();
         c.ok = cpp_batch(dev, durations);
-        const uint64_t n1 = news();
+        const uint64_t n1 = allocations();
         c.ok = c.ok && dev.resolve(durations);
-        const uint64_t n2 = news();
+        const uint64_t n2 = allocations();
         c.hot += n1 - n0;
         c.resolve += n2 - n1;
         for (auto& d : durations) c.ok = c.ok && d.ready();
@@ -233,19 +148,14 @@ Counts cpp_counts(lapse::Device& dev)
 
 TEST_CASE("the counter sees operator new", "[bench][allocation]")
 {
-    if (!LAPSE_COUNT_ALLOCATIONS) {
-        WARN("skipped under AddressSanitizer: it replaces the allocator, so this build counts nothing");
-        return;
-    }
-    REQUIRE(counting());
+    // A linker that kept libstdc++'s operator new would count nothing, and
+    // every check below would pass for that reason alone.
+    REQUIRE(lapse_test::counting_allocations());
 }
 
 TEST_CASE("steady-state windows allocate nothing: C ABI", "[bench][allocation]")
 {
-    if (!counting()) {
-        WARN("skipped: allocations are not counted in this build (AddressSanitizer)");
-        return;
-    }
+    REQUIRE(lapse_test::counting_allocations());
     lapse::Runtime rt;
     std::vector<std::pair<const char*, const char*>> stacks{{"cpu", kBare}};
     if (forward_available(rt)) stacks.push_back({"forward over cpu", kForward});
@@ -265,10 +175,7 @@ TEST_CASE("steady-state windows allocate nothing: C ABI", "[bench][allocation]")
 
 TEST_CASE("steady-state windows allocate nothing: C++ API start/end/abandon", "[bench][allocation]")
 {
-    if (!counting()) {
-        WARN("skipped: allocations are not counted in this build (AddressSanitizer)");
-        return;
-    }
+    REQUIRE(lapse_test::counting_allocations());
     lapse::Runtime rt;
     std::vector<std::pair<const char*, const char*>> stacks{{"cpu", kBare}};
     if (forward_available(rt)) stacks.push_back({"forward over cpu", kForward});
@@ -287,10 +194,7 @@ TEST_CASE("steady-state windows allocate nothing: C++ API start/end/abandon", "[
 
 TEST_CASE("C++ API Device::resolve of a batch allocates nothing", "[bench][allocation]")
 {
-    if (!counting()) {
-        WARN("skipped: allocations are not counted in this build (AddressSanitizer)");
-        return;
-    }
+    REQUIRE(lapse_test::counting_allocations());
     lapse::Runtime rt;
     lapse::Device dev = open(rt, cpu_config(kBare));
     const Counts c = cpp_counts(dev);

@@ -1,6 +1,6 @@
 // Many threads, split pairs, two streams: every window resolves exactly once,
 // and the hot path allocates nothing once warm.
-#include "alloc_counter.hpp"
+#include <lapse_test/alloc_counter.hpp>
 #include "cpu_plugin.hpp"
 
 #include <atomic>

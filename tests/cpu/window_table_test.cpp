@@ -1,6 +1,6 @@
 // sdk/window_table.hpp on its own: ids, generations, transitions, races,
 // growth, and no allocation in the steady state.
-#include "alloc_counter.hpp"
+#include <lapse_test/alloc_counter.hpp>
 
 #include <lapse/sdk/window_table.hpp>
 

@@ -1,8 +1,8 @@
 // Loading a session archive must be bounded BEFORE the file is trusted:
 // no allocation sized by a number in the file. Measured with the replaced
-// operator new of this program (alloc_counter.cpp), so it lives in the
+// operator new of this program (<lapse_test/alloc_counter.hpp>), so it lives in the
 // same binary as the stress test.
-#include "alloc_counter.hpp"
+#include <lapse_test/alloc_counter.hpp>
 
 #include <lapse/core/error.hpp>
 #include <lapse/core/session.hpp>
@@ -17,8 +17,8 @@ namespace {
 int64_t peak_while_refusing(const std::string& text)
 {
     std::istringstream in(text);
-    hardening::reset_peak();
-    const int64_t start = hardening::alloc_stats().live_bytes;
+    lapse_test::reset_peak();
+    const int64_t start = lapse_test::alloc_stats().live_bytes;
     bool refused = false;
     try {
         lapse::Session::load(in, "bounded.lapse-session");
@@ -26,7 +26,7 @@ int64_t peak_while_refusing(const std::string& text)
         refused = true;
     }
     CHECK(refused);
-    return hardening::alloc_stats().peak_live_bytes - start;
+    return lapse_test::alloc_stats().peak_live_bytes - start;
 }
 
 }  // namespace

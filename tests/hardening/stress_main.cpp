@@ -3,12 +3,12 @@
 // Every window must resolve exactly once (READY, its id seen once, and a
 // second resolve of its token refused), none lost or duplicated, and the
 // program's live heap must return to where it started once the device is
-// closed (counted by the replaced operator new/delete in alloc_counter.cpp).
+// closed (counted by the replaced operator new/delete of <lapse_test/alloc_counter.hpp>).
 //
 // LAPSE_STRESS_WINDOWS_PER_THREAD is 100,000 in a plain build; the CMake
 // file scales it down under the sanitizers (TSan: 5,000; ASan: 25,000),
 // which run many times slower, and the test prints the count it used.
-#include "alloc_counter.hpp"
+#include <lapse_test/alloc_counter.hpp>
 
 #include <lapse/core.hpp>
 
@@ -180,7 +180,7 @@ TEST_CASE("threads sharing streams, with split pairs, resolve every window exact
 
     // Warm up once (first loads, loggers, thread-local caches), then measure.
     (void)stress(1000);
-    const hardening::AllocStats before = hardening::alloc_stats();
+    const lapse_test::AllocStats before = lapse_test::alloc_stats();
     int64_t total = int64_t(thread_count) * per_thread;
     {
         Totals t = stress(per_thread);
@@ -194,7 +194,7 @@ TEST_CASE("threads sharing streams, with split pairs, resolve every window exact
         std::sort(ids.begin(), ids.end());
         CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());  // none duplicated
     }
-    const hardening::AllocStats after = hardening::alloc_stats();
+    const lapse_test::AllocStats after = lapse_test::alloc_stats();
     INFO("live bytes before " << before.live_bytes << ", after " << after.live_bytes << "; live blocks before "
                               << before.live_blocks << ", after " << after.live_blocks << "; "
                               << (after.total_allocations - before.total_allocations) << " allocations in the run");

@@ -59,7 +59,7 @@ void* allocate_or_throw(std::size_t size, std::size_t align)
 
 }  // namespace
 
-namespace hardening {
+namespace lapse_test {
 
 AllocStats alloc_stats() noexcept
 {
@@ -68,7 +68,15 @@ AllocStats alloc_stats() noexcept
 
 void reset_peak() noexcept { peak_bytes.store(live_bytes.load()); }
 
-}  // namespace hardening
+bool counting_allocations() noexcept
+{
+    const int64_t before = total_allocations.load();
+    int* volatile probe = new int(1);  // volatile: a new/delete pair may be elided
+    delete probe;
+    return total_allocations.load() > before;
+}
+
+}  // namespace lapse_test
 
 void* operator new(std::size_t n) { return allocate_or_throw(n, 0); }
 void* operator new[](std::size_t n) { return allocate_or_throw(n, 0); }
