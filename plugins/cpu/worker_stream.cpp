@@ -66,22 +66,13 @@ void WorkerStream::run() noexcept
 {
     t_current_stream = this;
     uint32_t idle = 0;
-    MarkerRun markers;
     QueueEntry entry;
     for (;;) {
         if (queue_.pop(entry)) {
-            idle = 0;
-            if (entry.kind == kStart || entry.kind == kEnd) {
-                markers.ids[markers.count] = entry.a;
-                markers.is_end[markers.count] = entry.kind == kEnd;
-                if (++markers.count == MarkerRun::kCapacity) stamp(markers);
-                continue;
-            }
-            stamp(markers);  // they come before the work or fence: stamped first
             execute(entry);
+            idle = 0;
             continue;
         }
-        stamp(markers);  // the queue ran dry: no reason to wait with them
         // close() stops a device only after every other call returned, so
         // an empty queue with stopping set stays empty.
         if (stopping_.load(std::memory_order_acquire) && !queue_.has_claims()) return;
@@ -105,32 +96,6 @@ void WorkerStream::run() noexcept
     }
 }
 
-void WorkerStream::stamp(MarkerRun& markers) noexcept
-{
-    if (markers.count == 0) return;
-    // Read after the last of them was popped, so after each was queued;
-    // nothing ran on the stream between them, so this is when it reached
-    // every one of them.
-    const int64_t now = sdk::monotonic_ns();
-    const uint32_t failures = failures_ & kFailureCount;
-    bool ended = false;
-    for (uint32_t i = 0; i < markers.count; ++i) {
-        CpuWindow& w = windows_.payload(markers.ids[i]);
-        if (markers.is_end[i]) {
-            w.end_ns.store(now, std::memory_order_relaxed);
-            const uint32_t at_start = w.failures.load(std::memory_order_relaxed);
-            if (at_start != failures) w.failures.store(at_start | kWorkFailed, std::memory_order_relaxed);
-            ended = true;
-        } else {
-            w.failures.store(failures, std::memory_order_relaxed);
-            w.start_ns.store(now, std::memory_order_relaxed);
-        }
-        windows_.release(markers.ids[i]);
-    }
-    markers.count = 0;
-    if (ended) completions_.notify();
-}
-
 void WorkerStream::execute(const QueueEntry& entry) noexcept
 {
     switch (entry.kind) {
@@ -150,6 +115,23 @@ void WorkerStream::execute(const QueueEntry& entry) noexcept
                         ": submitted work threw a non-standard exception; the windows open around it will "
                         "resolve as failed");
         }
+        break;
+    }
+    case kStart: {
+        CpuWindow& w = windows_.payload(entry.a);
+        w.failures.store(failures_ & kFailureCount, std::memory_order_relaxed);
+        w.start_ns.store(sdk::monotonic_ns(), std::memory_order_relaxed);
+        windows_.release(entry.a);
+        break;
+    }
+    case kEnd: {
+        const int64_t now = sdk::monotonic_ns();
+        CpuWindow& w = windows_.payload(entry.a);
+        w.end_ns.store(now, std::memory_order_relaxed);
+        const uint32_t at_start = w.failures.load(std::memory_order_relaxed);
+        if (at_start != (failures_ & kFailureCount)) w.failures.store(at_start | kWorkFailed, std::memory_order_relaxed);
+        windows_.release(entry.a);
+        completions_.notify();
         break;
     }
     case kFence:

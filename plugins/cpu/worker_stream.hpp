@@ -5,14 +5,6 @@
 // when it reaches it (so the caller of profile_start / profile_end never
 // waits and never reads a clock), and signals fences.
 //
-// Markers that follow one another with no work between them share one clock
-// reading, taken once the last of them is popped (at most
-// MarkerRun::kCapacity, and never held while the queue is empty): nothing ran
-// on the stream between them, so that reading is when the stream reached
-// each, and it comes after each was queued. The clock is half of what a
-// marker costs the worker, and a worker that fell behind (it shares a core
-// with its callers) catches up on whole runs.
-//
 // Idle policy: after the queue runs dry the worker spins a little (a burst
 // of windows usually continues), yields a little, then announces it sleeps
 // and sleeps on a futex. A producer pays a wake-up syscall only when it
@@ -69,19 +61,8 @@ private:
         if (sleeping_.load(std::memory_order_seq_cst) != 0) wake();
         return true;
     }
-    // Markers popped back to back, not yet stamped (worker only).
-    struct MarkerRun {
-        static constexpr uint32_t kCapacity = 32;
-        uint32_t count = 0;
-        uint64_t ids[kCapacity];
-        bool is_end[kCapacity];
-    };
-
     void wake() noexcept;
     void run() noexcept;
-    // Stamps the run with one clock reading and empties it.
-    void stamp(MarkerRun& markers) noexcept;
-    // Work and fences.
     void execute(const QueueEntry& entry) noexcept;
 
     const uint32_t index_;
