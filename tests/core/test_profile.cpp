@@ -233,6 +233,54 @@ TEST_CASE("many durations resolve in one batch", "[profile][resolve]")
     CHECK(durations.back().state() == lapse::DurationState::not_measured);
 }
 
+TEST_CASE("a duration keeps its stream, state, interval and error through moves", "[profile][duration]")
+{
+    // A Duration packs what each state needs into shared words (the token
+    // while pending, start/end once ready, the status once failed): every
+    // state must read back whole, before and after a move.
+    lapse::Device device = open("plugin = \"clock\"\nstreams = 2\n");
+    lapse::Window w = device.profile_start(1);
+    device.submit(1, [] { test::spin_for_ns(1 * ms); });
+    lapse::Duration pending = device.profile_end(w);
+    CHECK(pending.pending());
+    CHECK(pending.stream() == 1);
+    CHECK(pending.method() == lapse::TimingMethod::none);
+    CHECK(pending.error_status() == LAPSE_OK);
+    CHECK_FALSE(pending.interval());
+
+    lapse::Duration moved = std::move(pending);
+    CHECK(pending.state() == lapse::DurationState::not_measured);  // NOLINT(bugprone-use-after-move)
+    CHECK(pending.stream() == 1);
+    CHECK_FALSE(pending.interval());
+    REQUIRE(moved.pending());
+    const auto iv = moved.resolve();  // resolves the token the move carried
+    REQUIRE(iv);
+    CHECK(iv->ns() >= 1 * ms);
+    CHECK(iv->start_ns > 0);
+    CHECK(iv->method == lapse::TimingMethod::device);
+    CHECK(iv->domain != lapse::ClockDomain::none);
+    CHECK(moved.stream() == 1);
+    CHECK(moved.error_status() == LAPSE_OK);
+
+    lapse::Duration ready;
+    ready = std::move(moved);
+    const auto again = ready.interval();
+    REQUIRE(again);
+    CHECK(again->start_ns == iv->start_ns);
+    CHECK(again->end_ns == iv->end_ns);
+    CHECK(again->domain == iv->domain);
+    CHECK(again->method == iv->method);
+
+    lapse::Duration failed = device.profile_end(w);  // ended already
+    REQUIRE(failed.failed());
+    lapse::Duration failed_moved(std::move(failed));
+    CHECK(failed_moved.error_status() == LAPSE_ERROR_INVALID_TOKEN);
+    CHECK(failed_moved.stream() == 1);
+    CHECK(failed_moved.method() == lapse::TimingMethod::none);
+    CHECK_FALSE(failed_moved.interval());
+    CHECK(failed_moved.error_message() == "profile_end: the window is not open (already ended or abandoned)");
+}
+
 TEST_CASE("named windows are recorded into the session when they resolve", "[profile][session]")
 {
     lapse::Device device = open("plugin = \"clock\"\nstreams = 2\n");
