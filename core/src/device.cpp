@@ -7,6 +7,7 @@
 
 #include <lapse/core/session.hpp>
 #include <lapse/sdk/error.hpp>
+#include <lapse/sdk/window_dispatch.hpp>
 
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -345,9 +346,16 @@ std::optional<Interval> Duration::resolve(std::chrono::nanoseconds timeout)
 }
 
 Device::Device() noexcept = default;
-Device::Device(std::unique_ptr<detail::DeviceCore> core) noexcept
-    : core_(std::move(core)), plugin_(core_ ? core_->plugin : nullptr), device_(core_ ? core_->device : nullptr)
+Device::Device(std::unique_ptr<detail::DeviceCore> core) noexcept : core_(std::move(core))
 {
+    if (!core_) return;
+    // Windows open where the backend says they really open: past any
+    // layer that adds nothing to them (lapse/dispatch.h). Everything else,
+    // resolve and the slow paths included, goes through the top device,
+    // which takes the same tokens.
+    const lapse_window_dispatch hot = sdk::window_dispatch_target(core_->plugin, core_->device);
+    plugin_ = hot.plugin;
+    device_ = hot.device;
 }
 Device::Device(Device&& other) noexcept
     : core_(std::move(other.core_)), plugin_(std::exchange(other.plugin_, nullptr)),

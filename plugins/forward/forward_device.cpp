@@ -3,6 +3,7 @@
 
 #include <lapse/sdk/duration.hpp>
 #include <lapse/sdk/error.hpp>
+#include <lapse/sdk/window_dispatch.hpp>
 
 #include <cinttypes>
 #include <cstdio>
@@ -67,6 +68,7 @@ ForwardDevice::ForwardDevice(sdk::Host host, sdk::Backend inner, bool own_tokens
     if (segmented_) streams_ = std::make_unique<SegmentedStream[]>(stream_count_);
     const uint64_t whole = LAPSE_CAP_DEVICE_CLOCK | LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING | LAPSE_CAP_SPLIT_THREADS;
     passthrough_ = !own_tokens && !segmented_ && (inner_caps_ & whole) == whole && every_stream_opens_windows();
+    if (passthrough_) window_ = sdk::window_dispatch_target(ip_, idev_);
     table_.reserve_first_chunk();
 }
 
@@ -389,7 +391,7 @@ lapse_status ForwardDevice::open_segment(SegmentedStream& s, lapse_stream stream
 void ForwardDevice::profile_abandon(lapse_token token) noexcept
 {
     if (passthrough_) {
-        ip_->profile_abandon(idev_, token);
+        window_.plugin->profile_abandon(window_.device, token);
         return;
     }
     Table::Slot* slot = nullptr;
@@ -644,8 +646,9 @@ bool ForwardDevice::resolve_segmented(const Window& w, lapse_duration& out, uint
     return true;
 }
 
-const void* ForwardDevice::extension(std::string_view) noexcept
+const void* ForwardDevice::extension(std::string_view id) noexcept
 {
+    if (passthrough_ && id == LAPSE_WINDOW_DISPATCH_EXTENSION) return &window_;
     return nullptr;
 }
 

@@ -11,7 +11,10 @@
 //   single-window) the map would be the identity, and forward hands the
 //   inner tokens through instead: a layer then costs one indirect call, not
 //   two atomic read-modify-writes (the performance target is 1.1x per
-//   layer). `own_tokens = true` in its config keeps the map anyway (forward
+//   layer), and offers lapse.window_dispatch/1 (lapse/dispatch.h), so the
+//   host calls past it and it costs nothing. Its own window calls go to the
+//   inner device's dispatch target too: a stack of passing layers is one
+//   call deep. `own_tokens = true` in its config keeps the map anyway (forward
 //   then checks every token itself, and times in system time a stream that
 //   stops opening windows later).
 // - system-time windows where the inner backend answers LAPSE_NO_WINDOW:
@@ -31,9 +34,10 @@
 //
 // Errors from the inner backend pass through with their message intact and
 // "forward: " in front; the caller's error struct is handed straight down.
-// Extensions: none. An inner extension takes the inner device, so handing
-// it up unchanged would let a caller bypass forward's token map; forward
-// answers NULL ("not supported") for every id.
+// Extensions: lapse.window_dispatch/1 while passing tokens through, and
+// nothing else. An inner extension takes the inner device, so handing it up
+// unchanged would let a caller bypass forward's token map; forward answers
+// NULL ("not supported") for every other id.
 //
 // Hot path (start, end, abandon): over a whole inner backend, one inner
 // call; with forward's own tokens, one slot taken or claimed (a CAS) and one
@@ -73,7 +77,7 @@ public:
     lapse_status profile_start(lapse_stream stream, lapse_token& token, lapse_error* error)
     {
         if (passthrough_ && stream < stream_count_) [[likely]] {
-            const lapse_status status = ip_->profile_start(idev_, stream, &token, error);
+            const lapse_status status = window_.plugin->profile_start(window_.device, stream, &token, error);
             return status == LAPSE_OK ? LAPSE_OK : passthrough_start_refused(stream, status, error);
         }
         return start_mapped(stream, token, error);
@@ -82,7 +86,7 @@ public:
     {
         if (passthrough_) [[likely]] {
             const lapse_end_options options{sizeof(lapse_end_options), flags};
-            const lapse_status status = ip_->profile_end(idev_, token, &options, error);
+            const lapse_status status = window_.plugin->profile_end(window_.device, token, &options, error);
             return status < 0 ? prefixed(status, error) : status;
         }
         return end_mapped(token, flags, error);
@@ -147,6 +151,9 @@ private:
     bool inner_clock_ = false;
     bool segmented_ = false;
     bool passthrough_ = false;  // tokens are the inner backend's own
+    // While passing through: where the inner device's windows really open
+    // (itself, or its own dispatch target); also our dispatch extension.
+    lapse_window_dispatch window_{};
     std::unique_ptr<SegmentedStream[]> streams_;  // when segmented_
     Table table_;
 };

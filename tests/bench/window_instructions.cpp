@@ -8,6 +8,9 @@
 //   cpp_api   the same through the C++ host API (Window, Duration)
 //   forward1  the C ABI under one forward layer
 //   forward2  ... under two
+//   cpp_forward1, cpp_forward2
+//             the C++ API under one or two forward layers (which it calls
+//             past: lapse/dispatch.h)
 //
 // Only lapse_counted_windows() is counted (--toggle-collect): resolving,
 // opening and closing run outside it. Each round opens and ends
@@ -15,6 +18,7 @@
 // already sized when the counted rounds after the first one run.
 #include <lapse/core.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -30,8 +34,13 @@ constexpr int kRounds = 3;
 // Sized for a round, so that no counted window grows a table.
 constexpr const char* kCpu = "plugin = \"cpu\"\nwindow_capacity = 65536\nqueue_capacity = 65536\n";
 
-std::string config_for(const std::string& path)
+const std::vector<std::string> kPaths = {"c_abi", "cpp_api", "forward1", "forward2", "cpp_forward1", "cpp_forward2"};
+
+bool through_cpp_api(const std::string& path) { return path.rfind("cpp_", 0) == 0; }
+
+std::string config_for(std::string path)
 {
+    if (through_cpp_api(path)) path.erase(0, 4);
     if (path == "forward1") return std::string("[backend]\nplugin = \"forward\"\n[backend.inner]\n") + kCpu;
     if (path == "forward2")
         return std::string("[backend]\nplugin = \"forward\"\n[backend.inner]\nplugin = \"forward\"\n"
@@ -76,7 +85,7 @@ int run(const std::string& path)
     for (auto& o : out) o.struct_size = sizeof o;
     std::vector<lapse::Duration> durations(kWindowsPerRound);
     for (int round = 0; round < kRounds; ++round) {
-        if (path == "cpp_api") {
+        if (through_cpp_api(path)) {
             if (const uint32_t failed = lapse_counted_windows(dev, durations); failed != kWindowsPerRound) {
                 const std::string_view why = durations[failed].error_message();
                 std::fprintf(stderr, "bench_window_instructions: window %u failed: %.*s\n", failed,
@@ -107,8 +116,8 @@ int run(const std::string& path)
 int main(int argc, char** argv)
 {
     const std::string path = argc == 2 ? argv[1] : "";
-    if (path != "c_abi" && path != "cpp_api" && path != "forward1" && path != "forward2") {
-        std::fprintf(stderr, "usage: %s c_abi|cpp_api|forward1|forward2\n", argv[0]);
+    if (std::find(kPaths.begin(), kPaths.end(), path) == kPaths.end()) {
+        std::fprintf(stderr, "usage: %s c_abi|cpp_api|forward1|forward2|cpp_forward1|cpp_forward2\n", argv[0]);
         return 2;
     }
     try {

@@ -5,6 +5,7 @@
  *   window.h   streams, tokens, close options, durations
  *   host.h     the services the host hands a plugin (log, config, stacking, clock)
  *   plugin.h   the descriptor, capabilities and the entry point
+ *   dispatch.h the extension by which a layer steps out of the window path
  *
  * A plugin defines exactly one exported function:
  *
@@ -13,6 +14,7 @@
 #ifndef LAPSE_LAPSE_H
 #define LAPSE_LAPSE_H
 
+#include "dispatch.h"
 #include "host.h"
 #include "plugin.h"
 #include "status.h"
