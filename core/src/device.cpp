@@ -132,7 +132,8 @@ void set_note_message(WindowNote*& note, std::string message)
 
 void abandon_token(DeviceCore* device, lapse_token token) noexcept
 {
-    if (device != nullptr && device->plugin != nullptr) device->plugin->profile_abandon(device->device, token);
+    if (device != nullptr && device->windows.plugin != nullptr)
+        device->windows.plugin->profile_abandon(device->windows.device, token);
 }
 
 void free_note(WindowNote* note) noexcept { delete note; }
@@ -159,8 +160,8 @@ void work_failed(DeviceCore* device, std::exception_ptr error) noexcept
 }
 
 DeviceCore::DeviceCore(OpenedBackend opened, DeviceInfo info_, std::shared_ptr<RuntimeState> runtime_) noexcept
-    : backend(std::move(opened)), plugin(backend.plugin), device(backend.device), info(std::move(info_)),
-      runtime(std::move(runtime_))
+    : backend(std::move(opened)), plugin(backend.plugin), device(backend.device),
+      windows(sdk::window_dispatch_target(plugin, device)), info(std::move(info_)), runtime(std::move(runtime_))
 {
 }
 
@@ -346,16 +347,10 @@ std::optional<Interval> Duration::resolve(std::chrono::nanoseconds timeout)
 }
 
 Device::Device() noexcept = default;
-Device::Device(std::unique_ptr<detail::DeviceCore> core) noexcept : core_(std::move(core))
+Device::Device(std::unique_ptr<detail::DeviceCore> core) noexcept
+    : core_(std::move(core)), plugin_(core_ ? core_->windows.plugin : nullptr),
+      device_(core_ ? core_->windows.device : nullptr)
 {
-    if (!core_) return;
-    // Windows open where the backend says they really open: past any
-    // layer that adds nothing to them (lapse/dispatch.h). Everything else,
-    // resolve and the slow paths included, goes through the top device,
-    // which takes the same tokens.
-    const lapse_window_dispatch hot = sdk::window_dispatch_target(core_->plugin, core_->device);
-    plugin_ = hot.plugin;
-    device_ = hot.device;
 }
 Device::Device(Device&& other) noexcept
     : core_(std::move(other.core_)), plugin_(std::exchange(other.plugin_, nullptr)),
@@ -444,7 +439,7 @@ Window Device::profile_start_slow(Stream stream, std::string_view name)
     w.device_ = core;
     detail::CallErrorBuffer error;
     lapse_token token{};
-    lapse_status s = core->plugin->profile_start(core->device, stream, &token, &error.e);
+    lapse_status s = core->windows.plugin->profile_start(core->windows.device, stream, &token, &error.e);
     w.token_ = token;
     if (s == LAPSE_OK)
         w.kind_ = Window::Kind::device;
@@ -489,7 +484,7 @@ void Device::finish_start(Window& w, lapse_status s, const lapse_error& start_er
     w.kind_ = Window::Kind::failed;
     w.failure_ = s < 0 ? s : LAPSE_ERROR_INTERNAL;
     detail::set_note_message(w.note_, s < 0 ? describe(start_error, "profile_start", s)
-                                            : "profile_start: plugin '" + std::string(core->plugin->name) +
+                                            : "profile_start: plugin '" + std::string(core->windows.plugin->name) +
                                                   "' answered an unexpected status " + std::to_string(s));
 }
 
@@ -507,7 +502,7 @@ void Device::fail_end(Duration& d, lapse_status s, const lapse_error& error)
 {
     detail::DeviceCore* core = core_.get();
     // Never leave a window open behind a failed close.
-    core->plugin->profile_abandon(core->device, d.token_words());
+    core->windows.plugin->profile_abandon(core->windows.device, d.token_words());
     std::string message = error.message[0] != '\0' ? std::string(error.message)
                                                      : std::string("profile_end: ") + lapse_status_name(s);
     if (s >= 0) message = "profile_end: unexpected status " + std::to_string(s);

@@ -6,6 +6,7 @@
 
 #include <lapse/core/device.hpp>
 #include <lapse/core/duration.hpp>
+#include <lapse/dispatch.h>
 
 #include <atomic>
 #include <exception>
@@ -42,8 +43,13 @@ public:
     std::exception_ptr take_work_error() noexcept;
 
     OpenedBackend backend;
-    const lapse_plugin* plugin;  // == backend.plugin, read on the hot path
+    const lapse_plugin* plugin;  // == backend.plugin
     lapse_device* device;        // == backend.device
+    // Where profile_start, profile_end and profile_abandon go: the device
+    // itself, or past the layers that add nothing to a window
+    // (lapse/dispatch.h). Everything else goes to plugin/device, which
+    // take the same tokens.
+    lapse_window_dispatch windows;
     DeviceInfo info;
     std::shared_ptr<RuntimeState> runtime;
 

@@ -155,9 +155,10 @@ TEST_CASE("the host calls past passing layers: window errors are the bottom back
     Runtime runtime = make_runtime();
     Device fwd = runtime.open(config(kTwoForwardsOverCpu));
 
-    SECTION("a stream that does not exist")
+    SECTION("a stream that does not exist, for an unnamed (inline) and a named (out of line) window")
     {
-        Window w = fwd.profile_start(7);
+        const std::string_view name = GENERATE(std::string_view(), std::string_view("named"));
+        Window w = fwd.profile_start(7, name);
         REQUIRE(w.kind() == Window::Kind::failed);
         // Through forward this would read "forward: forward: profile_start: ...".
         CHECK(std::string(w.error_message()) == "profile_start: stream 7 does not exist (the device has 2)");

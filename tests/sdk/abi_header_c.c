@@ -17,6 +17,10 @@ int main(void)
         return 1;
     }
     if (offsetof(lapse_plugin, open) <= offsetof(lapse_plugin, capabilities)) return 1;
+    if (offsetof(lapse_window_dispatch, plugin) != 8 || sizeof(lapse_window_dispatch) != 8 + 2 * sizeof(void*)) {
+        printf("lapse_window_dispatch layout changed\n");
+        return 1;
+    }
     printf("%s %s %u\n", LAPSE_ENTRY_SYMBOL, lapse_status_name(LAPSE_ERROR_INVALID_TOKEN), (unsigned)token.id);
     return 0;
 }
