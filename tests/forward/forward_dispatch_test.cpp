@@ -16,14 +16,6 @@ using namespace lapse::test;
 
 namespace {
 
-constexpr std::string_view kForwardOverCpu = R"(
-[backend]
-plugin = "forward"
-[backend.inner]
-plugin = "cpu"
-streams = 2
-)";
-
 constexpr std::string_view kTwoForwardsOverCpu = R"(
 [backend]
 plugin = "forward"
@@ -32,6 +24,23 @@ plugin = "forward"
 [backend.inner.inner]
 plugin = "cpu"
 streams = 2
+)";
+
+// Over backends whose windows forward must map: no windows at all (system
+// time), and one window per stream (segments).
+constexpr std::string_view kForwardOverInlineCpu = R"(
+[backend]
+plugin = "forward"
+[backend.inner]
+plugin = "cpu"
+mode = "inline"
+)";
+
+constexpr std::string_view kForwardOverSingleWindow = R"(
+[backend]
+plugin = "forward"
+[backend.inner]
+plugin = "single_window"
 )";
 
 const lapse_window_dispatch* dispatch_of(const Device& dev)
@@ -101,26 +110,7 @@ TEST_CASE("forward keeping its own tokens offers no window dispatch", "[forward]
 {
     // Each of these maps its tokens: a caller past it would hand the inner
     // backend ids it never issued.
-    const std::string_view cfg = GENERATE(std::string_view(R"(
-[backend]
-plugin = "forward"
-own_tokens = true
-[backend.inner]
-plugin = "cpu"
-)"),
-                                          std::string_view(R"(
-[backend]
-plugin = "forward"
-[backend.inner]
-plugin = "cpu"
-mode = "inline"
-)"),
-                                          std::string_view(R"(
-[backend]
-plugin = "forward"
-[backend.inner]
-plugin = "single_window"
-)"));
+    const std::string_view cfg = GENERATE(kForwardOwnTokensOverCpu, kForwardOverInlineCpu, kForwardOverSingleWindow);
     INFO(cfg);
     Runtime runtime = make_runtime();
     Device fwd = runtime.open(config(cfg));

@@ -17,27 +17,6 @@ using namespace lapse::test;
 
 namespace {
 
-constexpr std::string_view kForwardOverCpu = R"(
-[backend]
-plugin = "forward"
-[backend.inner]
-plugin = "cpu"
-mode = "stream"
-streams = 2
-)";
-
-// The same with forward's own token map kept (the inner CPU plugin is whole,
-// so by default forward hands its tokens through).
-constexpr std::string_view kForwardOwnTokensOverCpu = R"(
-[backend]
-plugin = "forward"
-own_tokens = true
-[backend.inner]
-plugin = "cpu"
-mode = "stream"
-streams = 2
-)";
-
 constexpr std::string_view kBareCpu = R"(
 [backend]
 plugin = "cpu"

@@ -23,6 +23,28 @@
 
 namespace lapse::test {
 
+// forward over the CPU plugin's stream mode, which is whole: forward hands
+// the inner tokens through (and offers window dispatch).
+inline constexpr std::string_view kForwardOverCpu = R"(
+[backend]
+plugin = "forward"
+[backend.inner]
+plugin = "cpu"
+mode = "stream"
+streams = 2
+)";
+
+// The same with forward's own token map kept.
+inline constexpr std::string_view kForwardOwnTokensOverCpu = R"(
+[backend]
+plugin = "forward"
+own_tokens = true
+[backend.inner]
+plugin = "cpu"
+mode = "stream"
+streams = 2
+)";
+
 using namespace std::chrono_literals;
 
 inline int64_t now_ns() noexcept { return sdk::monotonic_ns(); }
