@@ -196,6 +196,37 @@ TEST_CASE("validate: a plugin that crashes is reported and the suite runs on", "
     CHECK((*find_check(j, "exports.only_entry"))["outcome"] == "pass");
 }
 
+TEST_CASE("validate: window dispatch to a device that does not share the tokens is a failure", "[validate]")
+{
+    const Run r = lapse_cli("validate " + quote(fixture("false_dispatch")) +
+                            " --only '^device\\.(extension_unknown|window_dispatch)$' --json --timeout 30");
+    INFO(r.out << r.err);
+    CHECK(r.status == 1);
+    const nlohmann::json j = r.json();
+    const auto* dispatch = find_check(j, "device.window_dispatch");
+    REQUIRE(dispatch != nullptr);
+    CHECK((*dispatch)["outcome"] == "fail");
+    CHECK_THAT((*dispatch)["message"].get<std::string>(),
+               Catch::Contains("a token from the dispatch target does not close through the device"));
+    CHECK((*find_check(j, "device.extension_unknown"))["outcome"] == "pass");
+}
+
+TEST_CASE("validate: forward's window dispatch over cpu is sound", "[validate]")
+{
+    if (!plugin_built("forward") || !plugin_built("cpu")) {
+        WARN("forward or cpu not built here: not validated");
+        return;
+    }
+    const Run r = lapse_cli("validate forward --inner cpu --only '^device\\.window_dispatch$' --json");
+    INFO(r.out << r.err);
+    CHECK(r.status == 0);
+    const nlohmann::json j = r.json();
+    const auto* dispatch = find_check(j, "device.window_dispatch");
+    REQUIRE(dispatch != nullptr);
+    CHECK((*dispatch)["outcome"] == "pass");
+    CHECK_THAT((*dispatch)["message"].get<std::string>(), Catch::StartsWith("offered: windows open on 'cpu'"));
+}
+
 TEST_CASE("validate: a plugin that hangs is killed at the timeout", "[validate]")
 {
     const auto t0 = std::chrono::steady_clock::now();

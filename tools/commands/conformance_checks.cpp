@@ -257,6 +257,73 @@ void check_extension_unknown(const CheckContext& ctx, std::string& note)
     note = "unknown extension id answered NULL";
 }
 
+// lapse.window_dispatch/1 (lapse/dispatch.h): a layer that offers it says
+// its windows open on another device and that tokens are shared. The host
+// believes it on every window, so it must hold: a token opened on the
+// target closes and resolves through the layer, and the other way round.
+void check_window_dispatch(const CheckContext& ctx, std::string& note)
+{
+    Dut dut(ctx);
+    if (dut.p->get_extension == nullptr) {
+        note = "get_extension is null: windows are the device's own";
+        return;
+    }
+    const auto* d =
+        static_cast<const lapse_window_dispatch*>(dut.p->get_extension(dut.h, LAPSE_WINDOW_DISPATCH_EXTENSION));
+    if (d == nullptr) {
+        note = "not offered: windows are the device's own";
+        return;
+    }
+    require(d->struct_size >= sizeof(lapse_window_dispatch),
+            "lapse_window_dispatch.struct_size is " + std::to_string(d->struct_size) + ", less than " +
+                std::to_string(sizeof(lapse_window_dispatch)));
+    require(d->plugin != nullptr && d->device != nullptr, "lapse_window_dispatch names a null plugin or device");
+    const lapse_plugin& tp = *d->plugin;
+    require(tp.profile_start != nullptr && tp.profile_end != nullptr && tp.profile_abandon != nullptr,
+            "the dispatch target lacks profile_start, profile_end or profile_abandon");
+    const auto* again =
+        static_cast<const lapse_window_dispatch*>(dut.p->get_extension(dut.h, LAPSE_WINDOW_DISPATCH_EXTENSION));
+    require(again != nullptr && again->plugin == d->plugin && again->device == d->device,
+            "a second query names another target (it must hold for the device's whole life)");
+    for (lapse_stream s = 0; s < dut.info.stream_count; ++s) {
+        const std::string where = "stream " + std::to_string(s) + ": ";
+        lapse_error err = Dut::error();
+        lapse_token on_target{};
+        lapse_status st = tp.profile_start(d->device, s, &on_target, &err);
+        require(st == LAPSE_OK, where + "profile_start on the dispatch target = " + status_text(st) + ": " +
+                                    err.message + " (the device offers dispatch, so every stream must open windows)");
+        require(on_target.opened_on == s, where + "the target's token says stream " +
+                                              std::to_string(on_target.opened_on));
+        err = Dut::error();
+        st = dut.p->profile_end(dut.h, on_target, nullptr, &err);
+        require(st == LAPSE_OK, where + "a token from the dispatch target does not close through the device: " +
+                                    status_text(st) + ": " + err.message);
+        lapse_duration a = dut.resolve(on_target);
+        require(a.state != LAPSE_DURATION_FAILED,
+                where + "a window opened on the target and closed through the device FAILED (" +
+                    status_text(a.failure) + ")");
+
+        lapse_token on_device = dut.open(s);
+        err = Dut::error();
+        st = tp.profile_end(d->device, on_device, nullptr, &err);
+        require(st == LAPSE_OK, where + "profile_end on the target of a token from the device = " + status_text(st) +
+                                    ": " + err.message);
+        lapse_duration b = dut.resolve(on_device);
+        require(b.state != LAPSE_DURATION_FAILED,
+                where + "a window opened through the device and closed on the target FAILED (" +
+                    status_text(b.failure) + ")");
+
+        lapse_token abandoned = dut.open(s);
+        tp.profile_abandon(d->device, abandoned);
+        err = Dut::error();
+        st = dut.p->profile_end(dut.h, abandoned, nullptr, &err);
+        require(st == LAPSE_ERROR_INVALID_TOKEN, where + "a window abandoned on the target still closed through the "
+                                                         "device (" + status_text(st) + ")");
+    }
+    note = std::string("offered: windows open on '") + (tp.name != nullptr ? tp.name : "?") +
+           "'; tokens cross both ways on every stream";
+}
+
 void check_window_basic(const CheckContext& ctx, std::string& note)
 {
     Dut dut(ctx);
@@ -707,6 +774,9 @@ void append_device_checks(std::vector<Check>& out)
                    &check_submit_sync});
     out.push_back({"device.bad_stream", "profile_start on an out-of-range stream is INVALID_ARGUMENT", &check_bad_stream});
     out.push_back({"device.extension_unknown", "an unknown extension id answers NULL", &check_extension_unknown});
+    out.push_back({"device.window_dispatch",
+                   "lapse.window_dispatch/1, when offered, is sound: tokens cross between device and target",
+                   &check_window_dispatch});
     out.push_back({"window.basic", "a window per stream resolves, placed within its calls on the host clock",
                    &check_window_basic});
     out.push_back({"window.empty", "an empty window is zero or not measured, never failed or negative", &check_window_empty});
