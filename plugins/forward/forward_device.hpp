@@ -34,6 +34,8 @@
 //
 // Errors from the inner backend pass through with their message intact and
 // "forward: " in front; the caller's error struct is handed straight down.
+// (A host that calls past forward's window calls gets the inner backend's
+// own messages for those.)
 // Extensions: lapse.window_dispatch/1 while passing tokens through, and
 // nothing else. An inner extension takes the inner device, so handing it up
 // unchanged would let a caller bypass forward's token map; forward answers

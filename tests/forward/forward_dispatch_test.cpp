@@ -26,16 +26,8 @@ plugin = "cpu"
 streams = 2
 )";
 
-// Over backends whose windows forward must map: no windows at all (system
-// time), and one window per stream (segments).
-constexpr std::string_view kForwardOverInlineCpu = R"(
-[backend]
-plugin = "forward"
-[backend.inner]
-plugin = "cpu"
-mode = "inline"
-)";
-
+// Over a backend with one window per stream forward must map its tokens
+// (segments), as over one with none (kForwardOverInlineCpu: system time).
 constexpr std::string_view kForwardOverSingleWindow = R"(
 [backend]
 plugin = "forward"

@@ -9,22 +9,10 @@
 using namespace lapse;
 using namespace lapse::test;
 
-namespace {
-
-constexpr std::string_view kForwardOverInline = R"(
-[backend]
-plugin = "forward"
-[backend.inner]
-plugin = "cpu"
-mode = "inline"
-)";
-
-}  // namespace
-
 TEST_CASE("forward over inline cpu: forward opens windows itself, in system time", "[forward][system]")
 {
     Runtime runtime = make_runtime();
-    Device dev = runtime.open(config(kForwardOverInline));
+    Device dev = runtime.open(config(kForwardOverInlineCpu));
     const DeviceInfo& info = dev.info();
     CHECK_FALSE(info.has(LAPSE_CAP_DEVICE_CLOCK));  // the durations are system time...
     CHECK(info.has(LAPSE_CAP_HOST_TIMELINE | LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING | LAPSE_CAP_SPLIT_THREADS));
@@ -43,7 +31,7 @@ TEST_CASE("forward over inline cpu: forward opens windows itself, in system time
 TEST_CASE("forward over inline cpu: system-time windows nest and overlap", "[forward][system]")
 {
     Runtime runtime = make_runtime();
-    Device dev = runtime.open(config(kForwardOverInline));
+    Device dev = runtime.open(config(kForwardOverInlineCpu));
     Busy w1, w2, w3;
     Window a = dev.profile_start(0);
     submit_busy(dev, 0, 5ms, w1);
@@ -64,7 +52,7 @@ TEST_CASE("forward over inline cpu: system-time windows nest and overlap", "[for
 TEST_CASE("forward over inline cpu: a system-time window may end on another thread", "[forward][system]")
 {
     Runtime runtime = make_runtime();
-    Device dev = runtime.open(config(kForwardOverInline));
+    Device dev = runtime.open(config(kForwardOverInlineCpu));
     Window w = dev.profile_start(0);
     Busy b;
     submit_busy(dev, 0, 2ms, b);

@@ -45,6 +45,16 @@ mode = "stream"
 streams = 2
 )";
 
+// forward over the CPU plugin's inline mode, which opens no windows:
+// forward times every window itself, in system time.
+inline constexpr std::string_view kForwardOverInlineCpu = R"(
+[backend]
+plugin = "forward"
+[backend.inner]
+plugin = "cpu"
+mode = "inline"
+)";
+
 using namespace std::chrono_literals;
 
 inline int64_t now_ns() noexcept { return sdk::monotonic_ns(); }
