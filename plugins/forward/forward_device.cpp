@@ -67,8 +67,8 @@ ForwardDevice::ForwardDevice(sdk::Host host, sdk::Backend inner, bool own_tokens
     segmented_ = inner_clock_ && (inner_caps_ & LAPSE_CAP_SINGLE_WINDOW) != 0;
     if (segmented_) streams_ = std::make_unique<SegmentedStream[]>(stream_count_);
     const uint64_t whole = LAPSE_CAP_DEVICE_CLOCK | LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING | LAPSE_CAP_SPLIT_THREADS;
-    passthrough_ = !own_tokens && !segmented_ && (inner_caps_ & whole) == whole && every_stream_opens_windows();
-    if (passthrough_) window_ = sdk::window_dispatch_target(ip_, idev_);
+    if (!own_tokens && !segmented_ && (inner_caps_ & whole) == whole && every_stream_opens_windows())
+        window_ = sdk::window_dispatch_target(ip_, idev_);
     table_.reserve_first_chunk();
 }
 
@@ -390,7 +390,7 @@ lapse_status ForwardDevice::open_segment(SegmentedStream& s, lapse_stream stream
 
 void ForwardDevice::profile_abandon(lapse_token token) noexcept
 {
-    if (passthrough_) {
+    if (passthrough()) {
         window_.plugin->profile_abandon(window_.device, token);
         return;
     }
@@ -459,7 +459,7 @@ lapse_status ForwardDevice::resolve_inner_batch(const lapse_token* inner, lapse_
 lapse_status ForwardDevice::resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count,
                                     uint64_t timeout_ns, lapse_error* error)
 {
-    if (passthrough_) {
+    if (passthrough()) {
         lapse_status status = ip_->resolve(idev_, tokens, out, count, timeout_ns, error);
         return status < 0 ? prefixed(status, error) : status;
     }
@@ -648,7 +648,7 @@ bool ForwardDevice::resolve_segmented(const Window& w, lapse_duration& out, uint
 
 const void* ForwardDevice::extension(std::string_view id) noexcept
 {
-    if (passthrough_ && id == LAPSE_WINDOW_DISPATCH_EXTENSION) return &window_;
+    if (passthrough() && id == LAPSE_WINDOW_DISPATCH_EXTENSION) return &window_;
     return nullptr;
 }
 

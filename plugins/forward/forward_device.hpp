@@ -78,7 +78,7 @@ public:
     // inlines it too); everything else is out of line.
     lapse_status profile_start(lapse_stream stream, lapse_token& token, lapse_error* error)
     {
-        if (passthrough_ && stream < stream_count_) [[likely]] {
+        if (passthrough() && stream < stream_count_) [[likely]] {
             const lapse_status status = window_.plugin->profile_start(window_.device, stream, &token, error);
             return status == LAPSE_OK ? LAPSE_OK : passthrough_start_refused(stream, status, error);
         }
@@ -86,7 +86,7 @@ public:
     }
     lapse_status profile_end(lapse_token token, uint32_t flags, lapse_error* error)
     {
-        if (passthrough_) [[likely]] {
+        if (passthrough()) [[likely]] {
             const lapse_end_options options{sizeof(lapse_end_options), flags};
             const lapse_status status = window_.plugin->profile_end(window_.device, token, &options, error);
             return status < 0 ? prefixed(status, error) : status;
@@ -152,10 +152,11 @@ private:
     uint64_t inner_caps_ = 0;
     bool inner_clock_ = false;
     bool segmented_ = false;
-    bool passthrough_ = false;  // tokens are the inner backend's own
-    // While passing through: where the inner device's windows really open
+    // Set only while passing the inner tokens through (chosen at open, for
+    // the device's life): where the inner device's windows really open
     // (itself, or its own dispatch target); also our dispatch extension.
     lapse_window_dispatch window_{};
+    bool passthrough() const noexcept { return window_.plugin != nullptr; }
     std::unique_ptr<SegmentedStream[]> streams_;  // when segmented_
     Table table_;
 };

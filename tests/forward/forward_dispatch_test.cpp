@@ -26,15 +26,6 @@ plugin = "cpu"
 streams = 2
 )";
 
-// Over a backend with one window per stream forward must map its tokens
-// (segments), as over one with none (kForwardOverInlineCpu: system time).
-constexpr std::string_view kForwardOverSingleWindow = R"(
-[backend]
-plugin = "forward"
-[backend.inner]
-plugin = "single_window"
-)";
-
 const lapse_window_dispatch* dispatch_of(const Device& dev)
 {
     return static_cast<const lapse_window_dispatch*>(dev.extension(LAPSE_WINDOW_DISPATCH_EXTENSION));

@@ -15,18 +15,6 @@
 using namespace lapse;
 using namespace lapse::test;
 
-namespace {
-
-constexpr std::string_view kForwardOverFixture = R"(
-[backend]
-plugin = "forward"
-[backend.inner]
-plugin = "single_window"
-streams = 2
-)";
-
-}  // namespace
-
 TEST_CASE("single_window fixture: really holds one window at a time", "[forward][single_window]")
 {
     // Without this, the tests below would prove nothing.
@@ -46,7 +34,7 @@ plugin = "single_window"
 TEST_CASE("forward over single_window: capabilities are whole", "[forward][single_window]")
 {
     Runtime runtime = make_runtime();
-    Device dev = runtime.open(config(kForwardOverFixture));
+    Device dev = runtime.open(config(kForwardOverSingleWindow));
     const DeviceInfo& info = dev.info();
     CHECK(info.plugin == "forward");
     CHECK(info.stream_count == 2);
@@ -57,7 +45,7 @@ TEST_CASE("forward over single_window: capabilities are whole", "[forward][singl
 TEST_CASE("forward over single_window: nested windows read what they covered", "[forward][single_window]")
 {
     Runtime runtime = make_runtime();
-    Device dev = runtime.open(config(kForwardOverFixture));
+    Device dev = runtime.open(config(kForwardOverSingleWindow));
     Gate gate;
     gate.close_on(dev, 0);
     Busy before, inside, after;
@@ -86,7 +74,7 @@ TEST_CASE("forward over single_window: nested windows read what they covered", "
 TEST_CASE("forward over single_window: overlapping windows read what they covered", "[forward][single_window]")
 {
     Runtime runtime = make_runtime();
-    Device dev = runtime.open(config(kForwardOverFixture));
+    Device dev = runtime.open(config(kForwardOverSingleWindow));
     // all: |------------------------------------|
     // a:   |------- w1 ------|------ w2 ------|
     // b:                     |------ w2 ------|------ w3 ------|
@@ -116,7 +104,7 @@ TEST_CASE("forward over single_window: overlapping windows read what they covere
 TEST_CASE("forward over single_window: streams keep their own segments", "[forward][single_window]")
 {
     Runtime runtime = make_runtime();
-    Device dev = runtime.open(config(kForwardOverFixture));
+    Device dev = runtime.open(config(kForwardOverSingleWindow));
     Gate gate;
     gate.close_on(dev, 0);
     gate.close_on(dev, 1);
@@ -138,7 +126,7 @@ TEST_CASE("forward over single_window: streams keep their own segments", "[forwa
 TEST_CASE("forward over single_window: a window may end on another thread", "[forward][single_window]")
 {
     Runtime runtime = make_runtime();
-    Device dev = runtime.open(config(kForwardOverFixture));
+    Device dev = runtime.open(config(kForwardOverSingleWindow));
     Gate gate;
     gate.close_on(dev, 0);
     Busy work;
@@ -153,7 +141,7 @@ TEST_CASE("forward over single_window: a window may end on another thread", "[fo
 TEST_CASE("forward over single_window: an abandoned window leaves the others whole", "[forward][single_window]")
 {
     Runtime runtime = make_runtime();
-    Device dev = runtime.open(config(kForwardOverFixture));
+    Device dev = runtime.open(config(kForwardOverSingleWindow));
     Gate gate;
     gate.close_on(dev, 0);
     Busy w1, w2, w3;
@@ -205,7 +193,7 @@ TEST_CASE("forward over single_window: random nests and overlaps each read their
     };
     auto run_schedule = [&] {
         Runtime runtime = make_runtime();
-        Device dev = runtime.open(config(kForwardOverFixture));
+        Device dev = runtime.open(config(kForwardOverSingleWindow));
         std::mt19937 rng(seed);
         Gate gate;
         gate.close_on(dev, 0);

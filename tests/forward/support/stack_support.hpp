@@ -45,6 +45,16 @@ mode = "stream"
 streams = 2
 )";
 
+// forward over the single-window fixture: one window per stream, so
+// forward maps its tokens onto segments (segment_log.hpp).
+inline constexpr std::string_view kForwardOverSingleWindow = R"(
+[backend]
+plugin = "forward"
+[backend.inner]
+plugin = "single_window"
+streams = 2
+)";
+
 // forward over the CPU plugin's inline mode, which opens no windows:
 // forward times every window itself, in system time.
 inline constexpr std::string_view kForwardOverInlineCpu = R"(
