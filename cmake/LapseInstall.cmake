@@ -16,14 +16,9 @@ set(LAPSE_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/lapse)
 # The SDK headers (the core installs its own).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/sdk/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-# Every shipped plugin that this build made. Some plugin folders install
-# themselves too; installing a file twice to one place is harmless, missing
-# one is not.
-foreach(_lapse_plugin lapse_cpu lapse_forward lapse_fusion lapse_vulkan lapse_cuda)
-  if(TARGET ${_lapse_plugin})
-    install(TARGETS ${_lapse_plugin} LIBRARY DESTINATION ${LAPSE_PLUGIN_INSTALL_DIR})
-  endif()
-endforeach()
+# Every shipped plugin this build made (plugins/CMakeLists.txt lists them).
+get_property(_lapse_plugins GLOBAL PROPERTY LAPSE_SHIPPED_PLUGINS)
+install(TARGETS ${_lapse_plugins} LIBRARY DESTINATION ${LAPSE_PLUGIN_INSTALL_DIR})
 
 # The exported targets: lapse::sdk (headers) and lapse::core (the library).
 # core/ installs the library file already; naming it again here puts it in

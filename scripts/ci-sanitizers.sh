@@ -38,7 +38,7 @@ lavapipe_via_core='^conformance\.vulkan|^vulkan\.lapse_run_gpu_phase$'
 
 run_asan() {
     echo "== lapse: AddressSanitizer + UndefinedBehaviorSanitizer: build everything =="
-    "$here/scripts/setup.sh" "$asan_dir" -DLAPSE_SANITIZE="address;undefined" -DLAPSE_BUILD_BENCHMARKS=OFF
+    LAPSE_SETUP_TESTS=1 "$here/scripts/setup.sh" "$asan_dir" -DLAPSE_SANITIZE="address;undefined" -DLAPSE_BUILD_BENCHMARKS=OFF
     echo "== lapse: AddressSanitizer + UndefinedBehaviorSanitizer: all of ctest =="
     # halt_on_error: the first report fails the test (the build also uses
     # -fno-sanitize-recover=all for UBSan). Leaks fail too, except the

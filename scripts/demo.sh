@@ -4,5 +4,7 @@
 # e.g. scripts/demo.sh --config examples/vulkan.toml
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-"$here/scripts/setup.sh" "$here/build" >&2
+# Only what the demo runs (the command and the plugins): the tests and
+# benchmarks are built by scripts/test.sh.
+LAPSE_TARGETS=lapse_product "$here/scripts/setup.sh" "$here/build" >&2
 exec "$here/build/bin/lapse" run "$@"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what lapse needs on Debian 12 (only the packages that are missing),
 # then configures and builds it. Usage: scripts/setup.sh [BUILD_DIR] [cmake args...]
-# Environment: LAPSE_JOBS (parallel build jobs, default: nproc).
+# Environment: LAPSE_SETUP_TESTS=1 (also install what the tests run against);
+# LAPSE_JOBS (parallel build jobs, default: nproc);
+# LAPSE_TARGETS (what to build, default: everything; scripts/demo.sh builds
+# only lapse_product, the command and the plugins).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -15,7 +18,15 @@ packages=(
   libbenchmark-dev
   libvulkan-dev glslc spirv-tools vulkan-validationlayers vulkan-tools mesa-vulkan-drivers
   clang libclang-rt-14-dev
+  libprotobuf-dev protobuf-compiler prometheus-cpp-dev
+  python3-dev pybind11-dev python3-numpy
 )
+# What only the test suite runs against (real servers and browsers, never
+# doubles): installed when scripts/test.sh asks (LAPSE_SETUP_TESTS=1), so
+# the demo's first run stays quick.
+if [ "${LAPSE_SETUP_TESTS:-0}" = 1 ]; then
+  packages+=(valgrind python3-pytest prometheus chromium libjs-chart.js libjs-d3)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -33,4 +44,6 @@ if ((${#missing[@]})); then
 fi
 
 cmake -S "$here" -B "$build_dir" -G Ninja "$@"
-cmake --build "$build_dir" -j "${LAPSE_JOBS:-$(nproc)}"
+targets=()
+for t in ${LAPSE_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build_dir" -j "${LAPSE_JOBS:-$(nproc)}" "${targets[@]}"

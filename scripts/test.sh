@@ -5,7 +5,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${1:-"$here/build"}
 shift || true
-"$here/scripts/setup.sh" "$build_dir" "$@"
+LAPSE_SETUP_TESTS=1 "$here/scripts/setup.sh" "$build_dir" "$@"
 # lavapipe runs its work on the calling thread with no worker pool: timestamp
 # writes then cost microseconds instead of a pipeline flush (see ARCHITECTURE).
 export LP_NUM_THREADS=${LP_NUM_THREADS:-0}

@@ -1,7 +1,7 @@
-// A stand-in for the `lapse` executable in tests: the same subcommand
-// registrations on a CLI::App, so the tests exercise the real commands
-// without depending on tools/lapse/ (owned and wired elsewhere).
-#include <lapse/cli/commands.hpp>
+// The `lapse` executable's subcommands, registered by the same list, for
+// tests that need a driver beside the real executable (sanitizer builds,
+// the out-of-tree template check).
+#include "commands.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -9,10 +9,6 @@ int main(int argc, char** argv)
 {
     CLI::App app{"lapse: profiling windows over pluggable backends (test driver)"};
     app.require_subcommand(1);
-    lapse::cli::add_info_command(app);
-    lapse::cli::add_validate_command(app);
-    lapse::cli::add_report_command(app);
-    lapse::cli::add_export_command(app);
-    CLI11_PARSE(app, argc, argv);
-    return 0;
+    lapse::cli::add_all_commands(app);
+    return lapse::cli::run_command_line(app, argc, argv);
 }

@@ -1,23 +1,50 @@
-// The subcommands of `lapse`, one file each. A new subcommand adds its
-// file to CMakeLists.txt, declares its add_* function here and calls it in
-// main.cpp.
+// The subcommands of `lapse`, one file each, and the exit codes they share.
+//
+// A subcommand's add_* function registers it (options, --help examples,
+// callback) on the application; its callback prints why it failed and
+// throws CLI::RuntimeError(code). A new subcommand adds its file to
+// CMakeLists.txt, declares its add_* function here and appends it to
+// add_all_commands (commands.cpp): main.cpp and the test driver both call
+// that one list.
 #pragma once
 
 namespace CLI {
 class App;
 }
 
-namespace lapse::tool {
+namespace lapse::cli {
 
-// Exit codes shared by the subcommands. A subcommand's callback prints why
-// it failed and throws CLI::RuntimeError(code).
+// Exit codes, the same for every subcommand (README, `lapse --help`).
 enum ExitCode : int {
     exit_ok = 0,
-    exit_failure = 1,          // the run went wrong (a device error, a file not written)
-    exit_backend_unusable = 2  // the backend could not be opened: unavailable, refused, bad config
+    // The command ran and found a problem: a failed check, a device error
+    // during the run, a file that could not be written.
+    exit_failure = 1,
+    // The command could not start on what it was given: bad arguments, an
+    // unreadable or damaged input file, a bad config, a plugin or backend
+    // that cannot be loaded or opened.
+    exit_usage = 2
 };
 
-// `lapse run [--config FILE] [--session FILE]`
+// lapse run [--config FILE] [--session FILE]
 void add_run_command(CLI::App& app);
+// lapse info PLUGIN [--json]
+void add_info_command(CLI::App& app);
+// lapse validate PLUGIN [--under NAME] [--only REGEX] [--seed N] [--json | --junit FILE] ...
+void add_validate_command(CLI::App& app);
+// lapse report SESSION [--json | --csv]
+void add_report_command(CLI::App& app);
+// lapse export SESSION --format chrome -o FILE
+void add_export_command(CLI::App& app);
+// lapse bench [--config FILE] [--json FILE] [--filter REGEX] [--quick] [--rounds N] [--verbose]
+void add_bench_command(CLI::App& app);
 
-}  // namespace lapse::tool
+// Every subcommand above, in the order `lapse --help` lists them.
+void add_all_commands(CLI::App& app);
+
+// Parses the command line and runs the subcommand; returns the exit code.
+// CLI11's own codes for bad arguments (106, 109, ...) become exit_usage, so
+// every subcommand exits 0, 1 or 2 whatever went wrong.
+int run_command_line(CLI::App& app, int argc, char** argv);
+
+}  // namespace lapse::cli

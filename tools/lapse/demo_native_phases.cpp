@@ -9,7 +9,7 @@
 #include "demo_workload.hpp"
 
 #ifdef LAPSE_HAVE_VULKAN_PHASE
-#include "busy_kernel.hpp"  // tests/vulkan: the busy-loop compute pipeline
+#include "busy_kernel.hpp"  // the busy-loop compute pipeline (the Vulkan tests use it too)
 
 #include <lapse/vulkan.h>
 
@@ -19,7 +19,7 @@
 #include <string>
 #endif
 
-namespace lapse::tool {
+namespace lapse::cli {
 
 #ifdef LAPSE_HAVE_VULKAN_PHASE
 namespace {
@@ -101,4 +101,4 @@ std::vector<DemoPhase> native_phases(Device& device)
     return phases;
 }
 
-}  // namespace lapse::tool
+}  // namespace lapse::cli

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
-namespace lapse::tool {
+namespace lapse::cli {
 
 namespace {
 
@@ -146,4 +146,4 @@ std::vector<DemoPhase> cpu_phases()
     };
 }
 
-}  // namespace lapse::tool
+}  // namespace lapse::cli

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace lapse::tool {
+namespace lapse::cli {
 
 struct DemoContext {
     Device& device;
@@ -35,4 +35,4 @@ std::vector<DemoPhase> cpu_phases();
 // demo_native_phases.cpp, where the GPU backends' engineers add theirs.
 std::vector<DemoPhase> native_phases(Device& device);
 
-}  // namespace lapse::tool
+}  // namespace lapse::cli

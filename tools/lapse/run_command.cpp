@@ -13,7 +13,7 @@
 #include <memory>
 #include <optional>
 
-namespace lapse::tool {
+namespace lapse::cli {
 
 namespace {
 
@@ -43,7 +43,7 @@ void run(const RunOptions& options)
     try {
         config = options.config.empty() ? Config::builtin() : Config::from_file(options.config);
     } catch (const Error& e) {
-        give_up(exit_backend_unusable, e.what());
+        give_up(exit_usage, e.what());
     }
 
     Runtime runtime;
@@ -51,10 +51,10 @@ void run(const RunOptions& options)
     try {
         device = runtime.open(*config);
     } catch (const Error& e) {
-        give_up(exit_backend_unusable, std::string("cannot open the backend (") + e.status_name() + "): " + e.what());
+        give_up(exit_usage, std::string("cannot open the backend (") + e.status_name() + "): " + e.what());
     }
     print_backend(device.info(), config->source_name());
-    if (device.info().stream_count == 0) give_up(exit_backend_unusable, "the device has no streams to run work on");
+    if (device.info().stream_count == 0) give_up(exit_usage, "the device has no streams to run work on");
 
     auto session = std::make_shared<Session>();
     device.record_into(session);
@@ -116,4 +116,4 @@ void add_run_command(CLI::App& app)
     run_cmd->callback([options] { run(*options); });
 }
 
-}  // namespace lapse::tool
+}  // namespace lapse::cli

@@ -5,7 +5,7 @@
 #include <map>
 #include <ostream>
 
-namespace lapse::tool {
+namespace lapse::cli {
 
 std::vector<WindowStats> summarize(const std::vector<WindowRecord>& records)
 {
@@ -82,4 +82,4 @@ void print_table(std::ostream& out, const std::vector<WindowStats>& stats)
     }
 }
 
-}  // namespace lapse::tool
+}  // namespace lapse::cli

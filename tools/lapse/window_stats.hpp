@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace lapse::tool {
+namespace lapse::cli {
 
 struct WindowStats {
     std::string name;
@@ -26,4 +26,4 @@ std::vector<WindowStats> summarize(const std::vector<WindowRecord>& records);
 // A fixed-width table: name, count, total, min, median, max, method.
 void print_table(std::ostream& out, const std::vector<WindowStats>& stats);
 
-}  // namespace lapse::tool
+}  // namespace lapse::cli

@@ -6,7 +6,7 @@
 #include "statistics.hpp"
 #include "terminal.hpp"
 
-#include <lapse/cli/commands.hpp>
+#include "commands.hpp"
 #include <lapse/core.hpp>
 
 #include <CLI/CLI.hpp>

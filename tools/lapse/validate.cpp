@@ -12,7 +12,7 @@
 #include "terminal.hpp"
 #include "validate_output.hpp"
 
-#include <lapse/cli/commands.hpp>
+#include "commands.hpp"
 #include <lapse/core.hpp>
 
 #include <CLI/CLI.hpp>

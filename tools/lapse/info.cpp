@@ -2,7 +2,7 @@
 // device or running work (only the entry point runs, as any host would).
 #include "plugin_arg.hpp"
 
-#include <lapse/cli/commands.hpp>
+#include "commands.hpp"
 #include <lapse/core.hpp>
 
 #include <CLI/CLI.hpp>

@@ -2,7 +2,7 @@
 // Perfetto (ui.perfetto.dev) and chrome://tracing open.
 #include "chrome_trace.hpp"
 
-#include <lapse/cli/commands.hpp>
+#include "commands.hpp"
 #include <lapse/core.hpp>
 
 #include <CLI/CLI.hpp>

@@ -1,5 +1,5 @@
 // `lapse bench`: the benchmark suite, in-process (see bench.hpp).
-#include "bench.hpp"
+#include "commands.hpp"
 
 #include <suite.hpp>
 
