@@ -23,7 +23,11 @@ enum ExitCode : int {
     // The command could not start on what it was given: bad arguments, an
     // unreadable or damaged input file, a bad config, a plugin or backend
     // that cannot be loaded or opened.
-    exit_usage = 2
+    exit_usage = 2,
+    // The backend is unavailable on this machine (no driver, no device):
+    // nothing was measured or checked. `validate --require-device` and the
+    // GPU check use it to tell "not here" from "broken".
+    exit_unavailable = 3
 };
 
 // lapse run [--config FILE] [--session FILE]
@@ -44,7 +48,7 @@ void add_all_commands(CLI::App& app);
 
 // Parses the command line and runs the subcommand; returns the exit code.
 // CLI11's own codes for bad arguments (106, 109, ...) become exit_usage, so
-// every subcommand exits 0, 1 or 2 whatever went wrong.
+// every subcommand exits with one of the codes above whatever went wrong.
 int run_command_line(CLI::App& app, int argc, char** argv);
 
 }  // namespace lapse::cli

@@ -51,7 +51,8 @@ void run(const RunOptions& options)
     try {
         device = runtime.open(*config);
     } catch (const Error& e) {
-        give_up(exit_usage, std::string("cannot open the backend (") + e.status_name() + "): " + e.what());
+        give_up(e.status() == LAPSE_ERROR_UNAVAILABLE ? exit_unavailable : exit_usage,
+                std::string("cannot open the backend (") + e.status_name() + "): " + e.what());
     }
     print_backend(device.info(), config->source_name());
     if (device.info().stream_count == 0) give_up(exit_usage, "the device has no streams to run work on");

@@ -27,8 +27,6 @@
 namespace lapse::cli {
 namespace {
 
-constexpr int exit_device_unavailable = 3;
-
 std::string toml_string(const std::string& s)
 {
     std::string out = "\"";
@@ -175,8 +173,8 @@ int run_validate(const Options& opt, bool seed_given)
         for (const auto& c : run.checks)
             if (c.result.outcome == Outcome::skip && c.result.message.rfind("device unavailable", 0) == 0) {
                 std::cerr << "lapse validate: the device is unavailable (" << c.result.message
-                          << "); --require-device makes that exit " << exit_device_unavailable << '\n';
-                return exit_device_unavailable;
+                          << "); --require-device makes that exit " << exit_unavailable << '\n';
+                return exit_unavailable;
             }
     return 0;
 }

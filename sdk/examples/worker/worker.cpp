@@ -268,12 +268,12 @@ public:
                     done[i] = true;
                 }
             }
-            if (first_error != LAPSE_OK) return first_error;
-            if (pending == 0) return LAPSE_OK;
-            if (deadline.expired()) return LAPSE_NOT_READY;
+            // A misused token does not stop the others: they are still
+            // resolved (waited for), and the first error is the answer.
+            if (pending == 0) return first_error;
             Stream& stream = *streams_[waiting_on];
-            if (stream.on_worker())  // waiting here would wait for ourselves
-                return LAPSE_NOT_READY;
+            // Waiting from the worker itself would wait for ourselves.
+            if (deadline.expired() || stream.on_worker()) return first_error != LAPSE_OK ? first_error : LAPSE_NOT_READY;
             stream.wait_progress(deadline, seen[waiting_on]);
         }
     }
