@@ -1,6 +1,7 @@
 #include "calibration.hpp"
 
-#include <ctime>
+#include <algorithm>
+#include <vector>
 
 namespace lapse::vulkan {
 
@@ -44,6 +45,25 @@ bool Calibration::current(int64_t now_ns, CalibrationPoint& out, VkResult& failu
     }
     out = point_;
     return valid_;
+}
+
+VkResult Calibration::prime(int64_t now_ns)
+{
+    if (!enabled()) return VK_SUCCESS;
+    CalibrationPoint point;
+    VkResult failure = VK_SUCCESS;
+    return current(now_ns, point, failure) ? VK_SUCCESS : failure;
+}
+
+bool offers_monotonic_calibration(const VkApi& vk, VkPhysicalDevice physical)
+{
+    if (vk.vkGetPhysicalDeviceCalibrateableTimeDomainsEXT == nullptr) return false;
+    uint32_t n = 0;
+    vk.vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(physical, &n, nullptr);
+    std::vector<VkTimeDomainEXT> domains(n);
+    vk.vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(physical, &n, domains.data());
+    const auto offers = [&](VkTimeDomainEXT d) { return std::find(domains.begin(), domains.end(), d) != domains.end(); };
+    return offers(VK_TIME_DOMAIN_DEVICE_EXT) && offers(VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT);
 }
 
 }  // namespace lapse::vulkan

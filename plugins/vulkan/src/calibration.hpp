@@ -23,6 +23,11 @@ struct CalibrationPoint {
     uint64_t max_deviation = 0;  // ns, as the driver reported it
 };
 
+// True when the physical device can read its timestamps together with
+// CLOCK_MONOTONIC (it offers both time domains). The caller checks that the
+// extension is enabled on its VkDevice.
+bool offers_monotonic_calibration(const VkApi& vk, VkPhysicalDevice physical);
+
 class Calibration {
 public:
     static constexpr int kSamples = 5;
@@ -42,6 +47,10 @@ public:
     // no point at all (the first sample failed: `failure` says how); a
     // failed resample keeps the last good point. [thread-safe]
     bool current(int64_t now_ns, CalibrationPoint& out, VkResult& failure);
+    // Takes the first point (open and attach do, so a device whose
+    // calibration fails says so at once): VK_SUCCESS, or the failure.
+    // VK_SUCCESS when calibration is not enabled.
+    VkResult prime(int64_t now_ns);
 
 private:
     VkResult sample(CalibrationPoint& out) const noexcept;

@@ -1,3 +1,7 @@
+// A stream's life (init, close), its failure bookkeeping, and the windows
+// and work of own mode; segments.cpp holds the command buffers they travel
+// in, host_work.cpp the worker of submit = "host", stream_resolve.cpp the
+// readback.
 #include "stream.hpp"
 
 #include "timestamp_math.hpp"
@@ -14,18 +18,12 @@ namespace lapse::vulkan {
 
 namespace {
 
-// The stream whose submit callback the calling thread is running, if any.
-thread_local const Stream* tl_callback_stream = nullptr;
-
-// Windows read back per vkGetQueryPoolResults call: 64 windows, 2 queries
-// each, value + availability per query = 2 KiB on the stack.
-constexpr uint32_t kReadBatch = 64;
-constexpr VkQueryResultFlags kReadFlags = VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
-
 // close waits this long for the queue before giving up on it.
 constexpr uint64_t kShutdownWaitNs = 10ull * 1000 * 1000 * 1000;
 
 }  // namespace
+
+thread_local const Stream* Stream::callback_stream_ = nullptr;
 
 Stream::Stream(DeviceContext& ctx, const StreamConfig& config)
     : ctx_(ctx), cfg_(config), mask_(valid_mask(config.valid_bits)), ring_(config.ring_windows)
@@ -94,7 +92,7 @@ lapse_status Stream::init(lapse_error* error)
     return LAPSE_OK;
 }
 
-bool Stream::in_own_callback() const noexcept { return tl_callback_stream == this; }
+bool Stream::in_own_callback() const noexcept { return callback_stream_ == this; }
 
 // ---------------------------------------------------------------------------
 // Failure bookkeeping
@@ -141,166 +139,6 @@ lapse_status Stream::token_error(lapse_token token, uint64_t position, const cha
                       "vulkan: %s: token %" PRIu64 " (stream %u) names no open window: never opened, already "
                       "closed, resolved or abandoned",
                       operation, token.id, token.opened_on);
-}
-
-// ---------------------------------------------------------------------------
-// Segments (own mode)
-
-lapse_status Stream::refresh_completed(lapse_error* error) noexcept
-{
-    uint64_t value = 0;
-    VkResult r = ctx_.api.vkGetSemaphoreCounterValue(ctx_.device, timeline_, &value);
-    if (r != VK_SUCCESS) return ctx_.vk_fail(error, "read stream progress", "vkGetSemaphoreCounterValue", r);
-    if (value > completed_) completed_ = value;
-    return LAPSE_OK;
-}
-
-lapse_status Stream::wait_serial(uint64_t serial, uint64_t timeout_ns, lapse_error* error)
-{
-    VkSemaphoreWaitInfo wi{};
-    wi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
-    wi.semaphoreCount = 1;
-    wi.pSemaphores = &timeline_;
-    wi.pValues = &serial;
-    VkResult r = ctx_.api.vkWaitSemaphores(ctx_.device, &wi, timeout_ns);
-    if (r == VK_TIMEOUT) return LAPSE_NOT_READY;
-    if (r != VK_SUCCESS) return ctx_.vk_fail(error, "wait for stream", "vkWaitSemaphores", r);
-    return LAPSE_OK;
-}
-
-lapse_status Stream::recording(std::unique_lock<std::mutex>& lock, Segment*& out, lapse_error* error)
-{
-    const VkApi& vk = ctx_.api;
-    for (;;) {
-        if (lapse_status st = check_usable(error, "record"); st != LAPSE_OK) return st;
-        if (current_ != 0) {
-            out = &seg(current_);
-            return LAPSE_OK;
-        }
-        uint64_t serial = next_serial_;
-        Segment& g = seg(serial);
-        if (g.state == Segment::State::Submitted) {
-            if (g.serial > completed_) {
-                if (lapse_status st = refresh_completed(error); st != LAPSE_OK) return st;
-            }
-            if (g.serial > completed_) {
-                // Every segment is in flight: back-pressure. Wait without
-                // the lock, then look again (another thread may have begun
-                // a segment meanwhile).
-                uint64_t wait_for = g.serial;
-                lock.unlock();
-                lapse_status st = wait_serial(wait_for, UINT64_MAX, error);
-                lock.lock();
-                if (st != LAPSE_OK) return st;
-                if (wait_for > completed_) completed_ = wait_for;
-                continue;
-            }
-        } else if (g.state != Segment::State::Free) {
-            // The oldest segment is still in a callback or waiting to be
-            // submitted behind one: wait for it to move on.
-            cv_.wait(lock);
-            continue;
-        }
-        VkResult r = vk.vkResetCommandPool(ctx_.device, g.pool, 0);
-        if (r != VK_SUCCESS) return fail_stream(ctx_.vk_fail(error, "record", "vkResetCommandPool", r), error);
-        VkCommandBufferBeginInfo bi{};
-        bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-        r = vk.vkBeginCommandBuffer(g.cb, &bi);
-        if (r != VK_SUCCESS) return fail_stream(ctx_.vk_fail(error, "record", "vkBeginCommandBuffer", r), error);
-        g.serial = serial;
-        g.stamps = 0;
-        g.wait_host = host_wait_next_;  // host work handed out before this segment
-        host_wait_next_ = 0;            // later segments follow this one on the queue anyway
-        g.state = Segment::State::Recording;
-        ++next_serial_;
-        current_ = serial;
-        out = &g;
-        return LAPSE_OK;
-    }
-}
-
-lapse_status Stream::close_current(lapse_error* error) noexcept
-{
-    if (current_ == 0) return LAPSE_OK;
-    Segment& g = seg(current_);
-    current_ = 0;
-    g.state = Segment::State::Closed;
-    VkResult r = ctx_.api.vkEndCommandBuffer(g.cb);
-    if (r != VK_SUCCESS) return fail_stream(ctx_.vk_fail(error, "submit", "vkEndCommandBuffer", r), error);
-    return LAPSE_OK;
-}
-
-lapse_status Stream::flush(lapse_error* error) noexcept
-{
-    constexpr uint32_t kMax = 64;
-    VkCommandBuffer cbs[kMax];
-    uint32_t n = 0;
-    while (submit_cursor_ + n < next_serial_ && n < cfg_.segments && n < kMax) {
-        Segment& g = seg(submit_cursor_ + n);
-        if (g.serial != submit_cursor_ + n || g.state != Segment::State::Closed) break;
-        cbs[n++] = g.cb;
-    }
-    if (n == 0) return LAPSE_OK;
-    if (failure_ != LAPSE_OK || ctx_.is_lost()) {
-        // Never submit behind a failure: those serials would never signal.
-        for (uint32_t i = 0; i < n; ++i) seg(submit_cursor_ + i).state = Segment::State::Free;
-        submit_cursor_ += n;
-        cv_.notify_all();
-        return check_usable(error, "submit");
-    }
-    // One VkSubmitInfo per segment, each signalling its own serial and, after
-    // host work, waiting for it: a batch-wide wait could make an earlier
-    // segment wait for host work that itself waits for that segment.
-    uint64_t signal[kMax];
-    uint64_t wait[kMax];
-    VkTimelineSemaphoreSubmitInfo ts[kMax];
-    VkSubmitInfo si[kMax];
-    const VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-    for (uint32_t i = 0; i < n; ++i) {
-        const Segment& g = seg(submit_cursor_ + i);
-        signal[i] = g.serial;
-        wait[i] = g.wait_host;
-        ts[i] = VkTimelineSemaphoreSubmitInfo{};
-        ts[i].sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-        ts[i].signalSemaphoreValueCount = 1;
-        ts[i].pSignalSemaphoreValues = &signal[i];
-        si[i] = VkSubmitInfo{};
-        si[i].sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-        si[i].pNext = &ts[i];
-        si[i].commandBufferCount = 1;
-        si[i].pCommandBuffers = &cbs[i];
-        si[i].signalSemaphoreCount = 1;
-        si[i].pSignalSemaphores = &timeline_;
-        if (wait[i] != 0) {
-            ts[i].waitSemaphoreValueCount = 1;
-            ts[i].pWaitSemaphoreValues = &wait[i];
-            si[i].waitSemaphoreCount = 1;
-            si[i].pWaitSemaphores = &host_sem_;
-            si[i].pWaitDstStageMask = &wait_stage;
-        }
-    }
-    VkResult r;
-    {
-        std::lock_guard<std::mutex> queue_lock(cfg_.queue->mutex);
-        r = ctx_.api.vkQueueSubmit(cfg_.queue->queue, n, si, VK_NULL_HANDLE);
-    }
-    Segment::State next = r == VK_SUCCESS ? Segment::State::Submitted : Segment::State::Free;
-    for (uint32_t i = 0; i < n; ++i) seg(submit_cursor_ + i).state = next;
-    submit_cursor_ += n;
-    cv_.notify_all();
-    if (r != VK_SUCCESS) return fail_stream(ctx_.vk_fail(error, "submit", "vkQueueSubmit", r), error);
-    return LAPSE_OK;
-}
-
-lapse_status Stream::after_stamp(Segment& g, lapse_error* error) noexcept
-{
-    ++g.stamps;
-    if (g.state == Segment::State::Recording && g.stamps >= 2 * cfg_.batch_windows) {
-        if (lapse_status st = close_current(error); st != LAPSE_OK) return st;
-        return flush(error);
-    }
-    return LAPSE_OK;
 }
 
 // ---------------------------------------------------------------------------
@@ -384,7 +222,7 @@ lapse_status Stream::submit(lapse_work_fn fn, void* user, lapse_error* error)
         lapse_status status = LAPSE_OK;
         ~Finish()
         {
-            tl_callback_stream = saved;
+            callback_stream_ = saved;
             std::lock_guard<std::mutex> relock(self->mutex_);
             g->state = Segment::State::Closed;
             VkResult r = self->ctx_.api.vkEndCommandBuffer(g->cb);
@@ -393,8 +231,8 @@ lapse_status Stream::submit(lapse_work_fn fn, void* user, lapse_error* error)
             self->flush(nullptr);
             self->cv_.notify_all();
         }
-    } finish{this, g, tl_callback_stream, error};
-    tl_callback_stream = this;
+    } finish{this, g, callback_stream_, error};
+    callback_stream_ = this;
     fn(user, static_cast<void*>(g->cb));
     return LAPSE_OK;
 }
@@ -429,96 +267,6 @@ lapse_status Stream::sync(lapse_error* error)
         return wait_value(host_sem_, host_target, UINT64_MAX, error);
     }
     return LAPSE_OK;
-}
-
-// ---------------------------------------------------------------------------
-// Host work (submit = "host")
-
-lapse_status Stream::wait_value(VkSemaphore semaphore, uint64_t value, uint64_t timeout_ns, lapse_error* error)
-{
-    VkSemaphoreWaitInfo wi{};
-    wi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
-    wi.semaphoreCount = 1;
-    wi.pSemaphores = &semaphore;
-    wi.pValues = &value;
-    VkResult r = ctx_.api.vkWaitSemaphores(ctx_.device, &wi, timeout_ns);
-    if (r == VK_TIMEOUT) return LAPSE_NOT_READY;
-    if (r != VK_SUCCESS) return ctx_.vk_fail(error, "wait for stream", "vkWaitSemaphores", r);
-    return LAPSE_OK;
-}
-
-lapse_status Stream::submit_host(lapse_work_fn fn, void* user, lapse_error* error)
-{
-    HostWork w;
-    w.fn = fn;
-    w.user = user;
-    {
-        std::unique_lock<std::mutex> lock(mutex_);
-        if (in_own_callback())
-            return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                              "vulkan: submit to stream %u from inside its own host work would wait for itself",
-                              cfg_.index);
-        if (lapse_status st = check_usable(error, "submit"); st != LAPSE_OK) return st;
-        // What was recorded before runs before the work, and starts now.
-        if (lapse_status st = close_current(error); st != LAPSE_OK) return st;
-        if (lapse_status st = flush(error); st != LAPSE_OK) return st;
-        w.after_serial = next_serial_ - 1;
-        w.value = ++host_value_;
-        host_wait_next_ = w.value;
-    }
-    std::unique_lock<std::mutex> lock(work_mutex_);
-    // A full queue waits for the worker (back-pressure, like the segments).
-    work_cv_.wait(lock, [this] { return work_tail_ - work_head_ < kHostQueue; });
-    work_[work_tail_ % kHostQueue] = w;
-    ++work_tail_;
-    work_cv_.notify_all();
-    return LAPSE_OK;
-}
-
-void Stream::host_worker() noexcept
-{
-    for (;;) {
-        HostWork w;
-        {
-            std::unique_lock<std::mutex> lock(work_mutex_);
-            work_cv_.wait(lock, [this] { return work_head_ != work_tail_ || stopping_; });
-            if (work_head_ == work_tail_) return;  // stopping, and nothing left to run
-            w = work_[work_head_ % kHostQueue];
-        }
-        // Wait (in slices, so a failed stream cannot hang us) until the
-        // segments before the work are done. The work runs in any case:
-        // submit promised to call it exactly once.
-        if (w.after_serial != 0)
-            while (wait_serial(w.after_serial, 100000000, nullptr) == LAPSE_NOT_READY &&
-                   !broken_.load(std::memory_order_acquire) && !ctx_.is_lost()) {
-            }
-        const Stream* saved = tl_callback_stream;
-        tl_callback_stream = this;
-        w.fn(w.user, nullptr);
-        tl_callback_stream = saved;
-        VkSemaphoreSignalInfo si{};
-        si.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
-        si.semaphore = host_sem_;
-        si.value = w.value;
-        VkResult r = ctx_.api.vkSignalSemaphore(ctx_.device, &si);
-        if (r == VK_ERROR_DEVICE_LOST) ctx_.lost.store(LAPSE_ERROR_DEVICE);
-        {
-            std::lock_guard<std::mutex> lock(work_mutex_);
-            ++work_head_;
-        }
-        work_cv_.notify_all();
-    }
-}
-
-void Stream::stop_worker() noexcept
-{
-    if (!worker_.joinable()) return;
-    {
-        std::lock_guard<std::mutex> lock(work_mutex_);
-        stopping_ = true;
-    }
-    work_cv_.notify_all();
-    worker_.join();  // runs what is still queued first
 }
 
 lapse_status Stream::cmd_start(VkCommandBuffer cb, lapse_token& token, lapse_error* error)
@@ -615,195 +363,6 @@ void Stream::reclaim() noexcept
                   [this](uint32_t first, uint32_t count) {
                       if (ctx_.host_query_reset) ctx_.api.vkResetQueryPool(ctx_.device, pool_, first, count);
                   });
-}
-
-// ---------------------------------------------------------------------------
-// Resolve
-
-namespace {
-
-void set_final(lapse_duration& d, lapse_duration_state state, lapse_status failure = LAPSE_OK) noexcept
-{
-    d.state = state;
-    d.method = state == LAPSE_DURATION_READY ? LAPSE_TIMING_DEVICE : LAPSE_TIMING_NONE;
-    d.clock_domain = LAPSE_CLOCK_NONE;
-    d.start_ns = 0;
-    d.end_ns = 0;
-    d.failure = failure;
-}
-
-}  // namespace
-
-lapse_status Stream::resolve_pass(const lapse_token* tokens, lapse_duration* out, uint32_t n, const Placement& place,
-                                  ResolveProgress& progress, lapse_error* error)
-{
-    std::lock_guard<std::mutex> lock(mutex_);
-    lapse_status first_error = LAPSE_OK;
-    auto note_error = [&](lapse_status st) {
-        if (first_error == LAPSE_OK) first_error = st;
-    };
-    if (own() && completed_ + 1 < next_serial_) refresh_completed(nullptr);
-
-    // Which windows can be read now: validate, apply poison, and for own
-    // mode check the segment holding the end is done (submitting it if it
-    // is still held here).
-    uint32_t readable[kReadBatch];
-    uint32_t readable_count = 0;
-    auto read_batch = [&]() {
-        // Windows in `readable` have consecutive ring indices (the caller
-        // builds the batch that way): one vkGetQueryPoolResults for all.
-        if (readable_count == 0) return;
-        uint64_t data[4 * kReadBatch];
-        uint64_t first_position = 0;
-        uint32_t first_stream = 0;
-        decode_token_id(tokens[readable[0]].id, first_position, first_stream);
-        uint32_t first_query = ring_.first_query(first_position);
-        VkResult r = ctx_.api.vkGetQueryPoolResults(ctx_.device, pool_, first_query, 2 * readable_count,
-                                                    sizeof(uint64_t) * 4 * readable_count, data,
-                                                    2 * sizeof(uint64_t), kReadFlags);
-        if (r != VK_SUCCESS && r != VK_NOT_READY) {
-            lapse_error local = sdk::make_error();
-            lapse_status st = ctx_.vk_fail(first_error == LAPSE_OK ? error : &local, "resolve",
-                                           "vkGetQueryPoolResults", r);
-            note_error(st);
-            for (uint32_t k = 0; k < readable_count; ++k) {
-                uint64_t pos = 0;
-                uint32_t s = 0;
-                decode_token_id(tokens[readable[k]].id, pos, s);
-                set_final(out[readable[k]], LAPSE_DURATION_FAILED, st);
-                if (RingSlot* slot = ring_.find(pos)) slot->state = SlotState::Released;
-            }
-            readable_count = 0;
-            return;
-        }
-        for (uint32_t k = 0; k < readable_count; ++k) {
-            uint32_t i = readable[k];
-            uint64_t pos = 0;
-            uint32_t s = 0;
-            decode_token_id(tokens[i].id, pos, s);
-            RingSlot* slot = ring_.find(pos);
-            const uint64_t* q = data + 4 * k;
-            bool available = q[1] != 0 && q[3] != 0;
-            if (!available) {
-                if (own()) {
-                    // The segment completed but a stamp is missing: the
-                    // stamps were lost. Never a number, never zero.
-                    set_final(out[i], LAPSE_DURATION_NOT_MEASURED);
-                    slot->state = SlotState::Released;
-                } else {
-                    ++progress.pending;  // attach mode: the host has not run it yet
-                }
-                continue;
-            }
-            uint64_t start = q[0] & mask_;
-            uint64_t end = q[2] & mask_;
-            uint64_t ticks = ticks_between(start, end, mask_);
-            if (cfg_.valid_bits == 64 && ticks > (mask_ >> 1)) {
-                // End before start on a counter that cannot wrap in our
-                // lifetime: the stamps are not trustworthy.
-                set_final(out[i], LAPSE_DURATION_NOT_MEASURED);
-                slot->state = SlotState::Released;
-                continue;
-            }
-            lapse_duration& d = out[i];
-            int64_t duration = ticks_to_ns(ticks, ctx_.period_ns);
-            if (place.host_timeline) {
-                int64_t offset = signed_ticks_to_ns(signed_ticks(place.point.device_ticks & mask_, start, mask_),
-                                                    ctx_.period_ns);
-                d.start_ns = place.point.host_ns + offset;
-                d.clock_domain = LAPSE_CLOCK_HOST_MONOTONIC;
-            } else {
-                d.start_ns = ticks_to_ns(start, ctx_.period_ns);
-                d.clock_domain = LAPSE_CLOCK_DEVICE;
-            }
-            d.end_ns = d.start_ns + duration;
-            d.state = LAPSE_DURATION_READY;
-            d.method = LAPSE_TIMING_DEVICE;
-            d.failure = LAPSE_OK;
-            slot->state = SlotState::Released;
-        }
-        readable_count = 0;
-    };
-
-    uint32_t last_index = 0;
-    bool need_flush = false;
-    for (uint32_t i = 0; i < n; ++i) {
-        if (out[i].state != LAPSE_DURATION_PENDING) continue;
-        uint64_t pos = 0;
-        uint32_t s = 0;
-        decode_token_id(tokens[i].id, pos, s);
-        RingSlot* slot = ring_.find(pos);
-        if (slot == nullptr || (slot->state != SlotState::Open && slot->state != SlotState::Closed)) {
-            lapse_error local = sdk::make_error();
-            note_error(sdk::failf(first_error == LAPSE_OK ? error : &local, LAPSE_ERROR_INVALID_TOKEN,
-                                  "vulkan: resolve: token %" PRIu64
-                                  " names no closed window: never opened, already resolved or abandoned",
-                                  tokens[i].id));
-            set_final(out[i], LAPSE_DURATION_FAILED, LAPSE_ERROR_INVALID_TOKEN);
-            continue;
-        }
-        if (tokens[i].opened_on != cfg_.index) {
-            lapse_error local = sdk::make_error();
-            note_error(sdk::failf(first_error == LAPSE_OK ? error : &local, LAPSE_ERROR_WRONG_STREAM,
-                                  "vulkan: resolve: token %" PRIu64 " says stream %u but its window is on stream %u",
-                                  tokens[i].id, tokens[i].opened_on, cfg_.index));
-            set_final(out[i], LAPSE_DURATION_FAILED, LAPSE_ERROR_WRONG_STREAM);
-            continue;
-        }
-        if (slot->state == SlotState::Open) {
-            lapse_error local = sdk::make_error();
-            note_error(sdk::failf(first_error == LAPSE_OK ? error : &local, LAPSE_ERROR_INVALID_TOKEN,
-                                  "vulkan: resolve: token %" PRIu64 " is still open: close it with profile_end first",
-                                  tokens[i].id));
-            set_final(out[i], LAPSE_DURATION_FAILED, LAPSE_ERROR_INVALID_TOKEN);
-            continue;
-        }
-        // Poison: a window hit by a device or stream failure is FAILED.
-        lapse_status poison = slot->failed ? LAPSE_ERROR_DEVICE
-                              : ctx_.is_lost() ? LAPSE_ERROR_DEVICE
-                                               : failure_;
-        if (poison != LAPSE_OK) {
-            set_final(out[i], LAPSE_DURATION_FAILED, poison);
-            slot->state = SlotState::Released;
-            continue;
-        }
-        if (own() && slot->end_serial > completed_) {
-            if (slot->end_serial >= submit_cursor_) {
-                need_flush = true;  // still recorded here or waiting behind a callback
-                if (current_ != 0 && current_ <= slot->end_serial) close_current(nullptr);
-            } else {
-                progress.wait_serial = std::max(progress.wait_serial, slot->end_serial);
-            }
-            ++progress.pending;
-            continue;
-        }
-        // Readable: extend the current batch if it is the next ring index.
-        uint32_t index = ring_.index_of(pos);
-        if (readable_count > 0 && (readable_count == kReadBatch || index != last_index + 1)) read_batch();
-        readable[readable_count++] = i;
-        last_index = index;
-    }
-    read_batch();
-
-    if (need_flush) {
-        flush(nullptr);
-        // What is now submitted can be waited for; what is not sits behind
-        // a segment still in a callback.
-        for (uint32_t i = 0; i < n; ++i) {
-            if (out[i].state != LAPSE_DURATION_PENDING) continue;
-            uint64_t pos = 0;
-            uint32_t s = 0;
-            decode_token_id(tokens[i].id, pos, s);
-            RingSlot* slot = ring_.find(pos);
-            if (slot == nullptr || slot->state != SlotState::Closed || slot->end_serial <= completed_) continue;
-            if (slot->end_serial < submit_cursor_)
-                progress.wait_serial = std::max(progress.wait_serial, slot->end_serial);
-            else
-                progress.blocked = true;
-        }
-    }
-    reclaim();
-    return first_error;
 }
 
 // ---------------------------------------------------------------------------

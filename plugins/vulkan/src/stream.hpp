@@ -45,6 +45,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace lapse::vulkan {
 
@@ -151,7 +152,26 @@ private:
     bool abandoned_done(const RingSlot& slot) noexcept;
     lapse_status record_start(VkCommandBuffer cb, uint64_t serial, lapse_token& token, lapse_error* error) noexcept;
     lapse_status submit_host(lapse_work_fn fn, void* user, lapse_error* error);
+    // Waits until `semaphore` reaches `value` or the timeout passes:
+    // LAPSE_NOT_READY on a timeout.
     lapse_status wait_value(VkSemaphore semaphore, uint64_t value, uint64_t timeout_ns, lapse_error* error);
+    // resolve_pass's parts (stream_resolve.cpp).
+    struct PassErrors;
+    bool check_readable(const lapse_token& token, lapse_duration& out, ResolveProgress& progress, PassErrors& errors,
+                        bool& need_flush);
+    void read_run(const lapse_token* tokens, lapse_duration* out, uint32_t count, const Placement& place,
+                  ResolveProgress& progress, PassErrors& errors);
+    void read_duration(const uint64_t* stamps, const Placement& place, lapse_duration& out) const noexcept;
+    void note_waits(const lapse_token* tokens, const lapse_duration* out, uint32_t n, ResolveProgress& progress);
+
+    // Query results as resolve reads them: a value and its availability.
+    static constexpr VkQueryResultFlags kReadFlags = VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
+    // Most windows one vkGetQueryPoolResults call reads (a run of
+    // consecutive ring slots is read with one call; on lavapipe each call
+    // blocks, so fewer, larger calls are what readback costs).
+    static constexpr uint32_t kMaxReadRun = 4096;
+    // The stream whose submit callback the calling thread is running, if any.
+    static thread_local const Stream* callback_stream_;
     void host_worker() noexcept;
     void stop_worker() noexcept;
 
@@ -161,6 +181,11 @@ private:
     std::mutex mutex_;
     std::condition_variable cv_;  // a segment left the callback / was submitted
     QueryRing ring_;
+    // resolve_pass's scratch, sized at the first resolve and reused (it runs
+    // under mutex_): the indices of a run of readable windows and their
+    // query results (value and availability of two queries each).
+    std::vector<uint32_t> run_;
+    std::vector<uint64_t> results_;
     VkQueryPool pool_ = VK_NULL_HANDLE;
 
     // Own mode.
