@@ -15,6 +15,7 @@ packages=(
   libbenchmark-dev
   libvulkan-dev glslc spirv-tools vulkan-validationlayers vulkan-tools mesa-vulkan-drivers
   clang libclang-rt-14-dev
+  python3-dev pybind11-dev python3-numpy python3-pytest
 )
 
 missing=()
