@@ -61,3 +61,13 @@ def test_a_window_of_another_device_is_refused(cpu):
 
 def test_error_is_a_runtime_error():
     assert issubclass(lapse.Error, RuntimeError)
+
+
+def test_closing_with_a_duration_still_pending_is_safe():
+    dev = lapse.Runtime().open()
+    pending = dev.profile(0, lambda: dev.submit(0, lambda: None), name="late")
+    window = dev.profile_start(0)
+    dev.close()  # the windows and durations keep what they need alive
+    assert pending.resolve(timeout=30) is not None
+    assert dev.profile_end(window).resolve(timeout=30) is not None
+    del dev, pending, window  # the device itself goes with the last of them

@@ -20,20 +20,37 @@ namespace lapse::python {
 
 namespace py = pybind11;
 
-// The device as Python holds it; closing waits for submitted work, which
-// may need the GIL, so the GIL is released while it closes.
+// The device as Python holds it. close() stops new work and new windows
+// (they answer "closed") and waits for the work submitted; the C++ device
+// itself closes when the last Python object that needs it goes (windows and
+// durations keep it alive), so a duration still pending when the host calls
+// close() can end, resolve or be dropped safely. Closing waits for submitted
+// work, which may need the GIL: the GIL is released meanwhile.
 struct PyDevice {
     lapse::Device device;
+    lapse::Device closed_device;  // never opened: answers "the device is closed"
+    bool closed = false;          // read and written with the GIL held
 
     explicit PyDevice(lapse::Device d) : device(std::move(d)) {}
     PyDevice(const PyDevice&) = delete;
     PyDevice& operator=(const PyDevice&) = delete;
-    ~PyDevice() { close(); }
-    void close()
+    ~PyDevice()
     {
-        if (!device) return;
         py::gil_scoped_release released;
         device.close();
+    }
+    // Where new work and new windows go.
+    lapse::Device& live() noexcept { return closed ? closed_device : device; }
+    void close()
+    {
+        if (closed) return;
+        closed = true;
+        py::gil_scoped_release released;
+        try {
+            device.sync();
+        } catch (...) {
+            // What the work raised is dropped with the device: close cannot fail.
+        }
     }
 };
 
@@ -41,6 +58,20 @@ struct PyDevice {
 // with no Python object per window.
 struct DurationList {
     std::vector<lapse::Duration> items;
+    std::vector<py::object> devices;  // every device an item came from, kept alive
+
+    void add(const py::object& device, lapse::Duration d)
+    {
+        bool known = false;
+        for (const py::object& o : devices) known = known || o.is(device);
+        if (!known) devices.push_back(device);
+        items.push_back(std::move(d));
+    }
+    void clear()
+    {
+        items.clear();
+        devices.clear();
+    }
 };
 
 // Raises lapse.Error(status, message).

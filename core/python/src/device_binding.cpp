@@ -86,7 +86,7 @@ void bind_device(py::module_& m)
         .def("__enter__",
              [](py::object self) {
                  auto& s = self.cast<WindowScope&>();
-                 s.window = s.device->device.profile_start(s.stream, s.name);
+                 s.window = s.device->live().profile_start(s.stream, s.name);
                  return self;
              })
         .def("__exit__",
@@ -94,7 +94,7 @@ void bind_device(py::module_& m)
                  if (type.is_none()) {
                      lapse::Duration d = s.device->device.profile_end(s.window, lapse::EndOptions{s.flush});
                      if (s.list != nullptr)
-                         s.list->items.push_back(std::move(d));
+                         s.list->add(s.owner, std::move(d));
                      else
                          s.duration = std::move(d);
                  } else {
@@ -108,35 +108,36 @@ void bind_device(py::module_& m)
             "The window's Duration once the block ended (not measured when it raised, or when ended into a list).");
 
     py::class_<PyDevice>(m, "Device", "An open device (Runtime.open).")
-        .def_property_readonly("info", [](const PyDevice& d) { return d.device.info(); })
+        .def_property_readonly("info", [](PyDevice& d) { return d.live().info(); })
         .def(
             "submit",
             [](PyDevice& d, lapse::Stream stream, py::function fn) {
                 PyWork work{std::move(fn)};
                 py::gil_scoped_release released;  // a full queue may block; inline work takes the GIL
-                d.device.submit(stream, std::move(work));
+                d.live().submit(stream, std::move(work));
             },
             py::arg("stream"), py::arg("fn"), "Runs fn() once on the stream, in stream order.")
         .def(
             "sync",
             [](PyDevice& d, lapse::Stream stream) {
+                lapse::Device& dev = d.live();
                 py::gil_scoped_release released;
-                d.device.sync(stream);
+                dev.sync(stream);
             },
             py::arg("stream") = LAPSE_ALL_STREAMS,
             "Waits for the work submitted before; re-raises what a submitted function raised.")
         .def(
             "profile_start",
             [](PyDevice& d, lapse::Stream stream, const py::object& name) {
-                return d.device.profile_start(stream, name_of(name));
+                return d.live().profile_start(stream, name_of(name));
             },
             py::arg("stream"), py::arg("name") = py::none(), py::keep_alive<0, 1>())
         .def(
             "profile_end",
-            [](PyDevice& d, lapse::Window& w, bool flush, DurationList* into) -> py::object {
-                lapse::Duration dur = d.device.profile_end(w, lapse::EndOptions{flush});
+            [](py::object self, lapse::Window& w, bool flush, DurationList* into) -> py::object {
+                lapse::Duration dur = self.cast<PyDevice&>().device.profile_end(w, lapse::EndOptions{flush});
                 if (into != nullptr) {
-                    into->items.push_back(std::move(dur));
+                    into->add(self, std::move(dur));
                     return py::none();
                 }
                 return py::cast(std::move(dur));
@@ -152,7 +153,7 @@ void bind_device(py::module_& m)
                 std::string n = name_of(name);
                 // A Python exception unwinds through here: the window is
                 // abandoned by the C++ API's guard and the exception goes on.
-                return d.device.profile(stream, [&] { fn(); }, lapse::ProfileOptions{n, flush});
+                return d.live().profile(stream, [&] { fn(); }, lapse::ProfileOptions{n, flush});
             },
             py::arg("stream"), py::arg("fn"), py::arg("name") = py::none(), py::arg("flush") = false,
             py::keep_alive<0, 1>(), "Runs fn() inside a window on `stream` and returns its Duration.")
@@ -190,13 +191,15 @@ void bind_device(py::module_& m)
             "Resolves a Durations or a sequence of Duration in bulk: a Resolution of NumPy arrays.")
         .def(
             "extension",
-            [](const PyDevice& d, const std::string& id) -> py::object {
-                const void* p = d.device.extension(id.c_str());
+            [](PyDevice& d, const std::string& id) -> py::object {
+                const void* p = d.live().extension(id.c_str());
                 if (p == nullptr) return py::none();
                 return py::int_(reinterpret_cast<std::uintptr_t>(p));
             },
             py::arg("id"), "A backend extension's address (for ctypes), or None.")
-        .def("close", &PyDevice::close, "Closes the device (waits for its work); later calls raise.")
+        .def("close", &PyDevice::close,
+             "Waits for the submitted work; later work and windows answer LAPSE_ERROR_CLOSED. Windows and "
+             "durations already open still end and resolve; the device goes with the last of them.")
         .def("__enter__", [](py::object self) { return self; })
         .def("__exit__", [](PyDevice& d, const py::handle&, const py::handle&, const py::handle&) {
             d.close();

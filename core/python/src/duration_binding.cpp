@@ -131,7 +131,7 @@ void bind_durations(py::module_& m)
                              "window(..., into=...)) and resolve them in bulk, with no Python object per window.")
         .def(py::init<>())
         .def("__len__", [](const DurationList& l) { return l.items.size(); })
-        .def("clear", [](DurationList& l) { l.items.clear(); })
+        .def("clear", &DurationList::clear)
         .def("reserve", [](DurationList& l, std::size_t n) { l.items.reserve(n); });
 
     py::class_<Resolution>(m, "Resolution",
