@@ -83,6 +83,8 @@ std::chrono::nanoseconds to_timeout(const py::object& seconds);
 void bind_errors(py::module_& m);
 void bind_durations(py::module_& m);
 void bind_device(py::module_& m);
+// Device.window() and its context manager (after bind_device and bind_durations).
+void bind_window_scope(py::module_& m);
 
 // The bulk resolve result: NumPy arrays, one entry per duration.
 py::object resolve_to_arrays(lapse::Device& device, std::vector<lapse::Duration*>& durations,

@@ -1,5 +1,5 @@
-// lapse Python package — devices: submit, sync, windows (split, closure,
-// `with`), bulk resolve.
+// lapse Python package — devices: submit, sync, windows (split and
+// closure forms; the `with` form is window_scope.cpp), bulk resolve.
 #include "binding.hpp"
 
 #include <pybind11/stl.h>
@@ -35,21 +35,6 @@ struct PyWork {
     }
 };
 
-// `with dev.window("step", stream=0):` -- opens on enter, closes on a
-// normal exit, abandons when the block raises (and lets the exception
-// through).
-struct WindowScope {
-    py::object owner;  // the Device, kept alive while the scope lives
-    PyDevice* device = nullptr;
-    py::object into;   // a Durations, or None
-    DurationList* list = nullptr;
-    std::string name;
-    lapse::Stream stream = 0;
-    bool flush = false;
-    lapse::Window window;
-    lapse::Duration duration;
-};
-
 std::string name_of(const py::object& name) { return name.is_none() ? std::string() : name.cast<std::string>(); }
 
 }  // namespace
@@ -81,31 +66,6 @@ void bind_device(py::module_& m)
         .def_property_readonly("name", [](const lapse::Window& w) { return std::string(w.name()); })
         .def_property_readonly("error_status", [](const lapse::Window& w) { return int(w.error_status()); })
         .def_property_readonly("error_message", [](const lapse::Window& w) { return std::string(w.error_message()); });
-
-    py::class_<WindowScope>(m, "WindowScope", "The context manager of Device.window().")
-        .def("__enter__",
-             [](py::object self) {
-                 auto& s = self.cast<WindowScope&>();
-                 s.window = s.device->live().profile_start(s.stream, s.name);
-                 return self;
-             })
-        .def("__exit__",
-             [](WindowScope& s, const py::handle& type, const py::handle&, const py::handle&) {
-                 if (type.is_none()) {
-                     lapse::Duration d = s.device->device.profile_end(s.window, lapse::EndOptions{s.flush});
-                     if (s.list != nullptr)
-                         s.list->add(s.owner, std::move(d));
-                     else
-                         s.duration = std::move(d);
-                 } else {
-                     s.device->device.profile_abandon(s.window);
-                 }
-                 return false;  // an exception propagates
-             })
-        .def_property_readonly(
-            "duration", [](WindowScope& s) -> lapse::Duration& { return s.duration; },
-            py::return_value_policy::reference_internal,
-            "The window's Duration once the block ended (not measured when it raised, or when ended into a list).");
 
     py::class_<PyDevice>(m, "Device", "An open device (Runtime.open).")
         .def_property_readonly("info", [](PyDevice& d) { return d.live().info(); })
@@ -157,23 +117,6 @@ void bind_device(py::module_& m)
             },
             py::arg("stream"), py::arg("fn"), py::arg("name") = py::none(), py::arg("flush") = false,
             py::keep_alive<0, 1>(), "Runs fn() inside a window on `stream` and returns its Duration.")
-        .def(
-            "window",
-            [](py::object self, const py::object& name, lapse::Stream stream, bool flush, py::object into) {
-                WindowScope s;
-                s.device = &self.cast<PyDevice&>();
-                s.owner = std::move(self);
-                s.name = name_of(name);
-                s.stream = stream;
-                s.flush = flush;
-                if (!into.is_none()) {
-                    s.list = &into.cast<DurationList&>();
-                    s.into = std::move(into);
-                }
-                return s;
-            },
-            py::arg("name") = py::none(), py::arg("stream") = 0, py::arg("flush") = false,
-            py::arg("into") = py::none(), "`with dev.window(\"step\", stream=0):` times the block's work.")
         .def(
             "resolve",
             [](PyDevice& d, const py::object& durations, const py::object& timeout) {

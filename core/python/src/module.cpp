@@ -95,6 +95,7 @@ PYBIND11_MODULE(_lapse, m)
 
     bind_durations(m);
     bind_device(m);
+    bind_window_scope(m);
 
     py::class_<lapse::Runtime>(m, "Runtime", "Loads plugins and opens devices.")
         .def(py::init([](const std::vector<std::filesystem::path>& search_paths) {
