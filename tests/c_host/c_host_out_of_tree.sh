@@ -3,6 +3,7 @@
 # twice, as a third party would: with find_package(lapse) in a C-only CMake
 # project, and with `cc $(pkg-config --cflags --libs lapse-core)`. Both run
 # one window on the installed CPU plugin (found beside the installed core).
+# Then the installed Python package, when the build made one.
 # Usage: c_host_out_of_tree.sh BUILD_DIR HOST_DIR CMAKE GENERATOR
 set -euo pipefail
 build_dir=$1 host=$2 cmake=$3 generator=$4
@@ -37,4 +38,17 @@ echo "$out" | grep -q '^cpu: [0-9]* ns (device)$'
 echo "== LAPSE_CONFIG picks the backend"
 printf '[backend]\nplugin = "cpu"\nmode = "inline"\n' >"$work/inline.toml"
 LAPSE_CONFIG=$work/inline.toml "$work/pc_host" | grep -q '^cpu: [0-9]* ns (system)$'
+if pkgdir=$(ls -d "$prefix"/lib*/python3*/dist-packages 2>/dev/null | head -1) && [ -d "$pkgdir/lapse" ]; then
+  echo "== the installed Python package"
+  python=${LAPSE_PYTHON:-/usr/bin/python3}
+  PYTHONPATH=$pkgdir "$python" -c '
+import lapse
+with lapse.Runtime().open() as dev:
+    with dev.window("w", stream=0, flush=True) as w:
+        dev.submit(0, lambda: None)
+    iv = w.duration.resolve()
+    print(dev.info.plugin, iv.ns >= 0, iv.method, lapse.__file__)
+' | tee "$work/py.log"
+  grep -q "^cpu True device $pkgdir/lapse/__init__.py$" "$work/py.log"
+fi
 echo "== C host OK"

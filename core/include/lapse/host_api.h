@@ -121,15 +121,16 @@ LAPSE_HOST_API void lapse_host_runtime_destroy(lapse_host_runtime* runtime);
 LAPSE_HOST_API lapse_status lapse_host_config_from_file(const char* path, lapse_host_config** out,
                                                         lapse_error* error);
 /* `source_name` stands for the file name in messages (NULL: "<string>");
- * `base_dir` resolves relative paths (NULL: the working directory). */
+ * `base_dir` resolves relative paths (NULL: the working directory).
+ * [thread-safe] */
 LAPSE_HOST_API lapse_status lapse_host_config_from_string(const char* text, const char* source_name,
                                                           const char* base_dir, lapse_host_config** out,
                                                           lapse_error* error);
-/* The embedded default: the CPU plugin with 2 streams. */
+/* The embedded default: the CPU plugin with 2 streams. [thread-safe] */
 LAPSE_HOST_API lapse_status lapse_host_config_builtin(lapse_host_config** out, lapse_error* error);
 /* The file named by the environment variable LAPSE_CONFIG when it is set
  * and not empty (its errors are prefixed "LAPSE_CONFIG=<path>: "), else the
- * builtin config. */
+ * builtin config. [thread-safe, while nothing changes the environment] */
 LAPSE_HOST_API lapse_status lapse_host_config_default(lapse_host_config** out, lapse_error* error);
 /* NULL is ignored. [any thread, after every other call on it returned] */
 LAPSE_HOST_API void lapse_host_config_destroy(lapse_host_config* config);
