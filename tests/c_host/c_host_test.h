@@ -78,18 +78,23 @@ static inline int64_t c_host_spin(int64_t ns)
     return now - start;
 }
 
-/* Work that spins for spin->want ns on the stream and records the truth. */
+/* Work that spins for spin->want ns on the stream and records the truth.
+ * `spun` is written on the stream's thread and read on the caller's, after
+ * a sync: atomically (C99 has no <stdatomic.h>; GCC and Clang builtins), so
+ * that ThreadSanitizer sees the pair whatever the backend syncs with. */
 typedef struct c_host_spin_work {
     int64_t want;
-    volatile int64_t spun; /* read after a sync of its stream */
+    int64_t spun;
 } c_host_spin_work;
 
 static inline void c_host_spin_fn(void* user, void* native)
 {
     c_host_spin_work* w = (c_host_spin_work*)user;
     (void)native;
-    w->spun = c_host_spin(w->want);
+    __atomic_store_n(&w->spun, c_host_spin(w->want), __ATOMIC_RELEASE);
 }
+
+static inline int64_t c_host_spun(c_host_spin_work* w) { return __atomic_load_n(&w->spun, __ATOMIC_ACQUIRE); }
 
 static inline void c_host_free_fn(void* user) { free(user); }
 
