@@ -200,6 +200,56 @@ struct ClosureDeclined {
     lapse_status status;
 };
 
+// The window hot path's cold parts, out of line (see lapse_host_profile_start).
+[[gnu::noinline, gnu::cold]] lapse_status start_slow(lapse_host_device* device, lapse_stream stream, const char* name,
+                                                     lapse_host_window* out, lapse_error* error) noexcept
+{
+    if (device == nullptr || out == nullptr) {
+        if (out != nullptr) new (out) lapse::Window();
+        return null_argument(error, "lapse_host_profile_start", device == nullptr ? "device" : "out");
+    }
+    try {
+        auto* w = new (out) lapse::Window(device->device.profile_start(stream, name));
+        if (w->kind() == lapse::Window::Kind::failed) return fail(error, w->error_status(), w->error_message());
+        return LAPSE_OK;
+    } catch (const std::bad_alloc&) {
+        new (out) lapse::Window();
+        return fail(error, LAPSE_ERROR_OUT_OF_MEMORY, "lapse_host_profile_start: out of memory for the window's name");
+    }
+}
+
+[[gnu::noinline, gnu::cold]] lapse_status start_failed(const lapse::Window& w, lapse_error* error) noexcept
+{
+    return fail(error, w.error_status(), w.error_message());
+}
+
+[[gnu::noinline, gnu::cold]] lapse_status start_out_of_memory(lapse_host_window* out, lapse_error* error) noexcept
+{
+    new (out) lapse::Window();
+    return fail(error, LAPSE_ERROR_OUT_OF_MEMORY, "lapse_host_profile_start: out of memory");
+}
+
+[[gnu::noinline, gnu::cold]] lapse_status end_refused(lapse_host_device* device, lapse_host_window* window,
+                                                      uint32_t flags, lapse_host_duration* out,
+                                                      lapse_error* error) noexcept
+{
+    constexpr const char* call = "lapse_host_profile_end";
+    if (out != nullptr) new (out) lapse::Duration();
+    if (device == nullptr || window == nullptr || out == nullptr)
+        return null_argument(error, call, device == nullptr ? "device" : window == nullptr ? "window" : "out");
+    try {
+        return fail(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                    std::string(call) + ": unknown flags " + std::to_string(flags) + " (the window is left open)");
+    } catch (...) {
+        return fail(error, LAPSE_ERROR_INVALID_ARGUMENT, call);
+    }
+}
+
+[[gnu::noinline, gnu::cold]] lapse_status end_failed(const lapse::Duration& d, lapse_error* error) noexcept
+{
+    return fail(error, d.error_status(), d.error_message());
+}
+
 }  // namespace
 
 extern "C" {
@@ -383,45 +433,35 @@ lapse_status lapse_host_sync(lapse_host_device* device, lapse_stream stream, lap
 lapse_status lapse_host_profile_start(lapse_host_device* device, lapse_stream stream, const char* name,
                                       lapse_host_window* out, lapse_error* error)
 {
-    if (device == nullptr || out == nullptr) [[unlikely]] {
-        if (out != nullptr) new (out) lapse::Window();
-        return null_argument(error, "lapse_host_profile_start", device == nullptr ? "device" : "out");
-    }
-    // The C++ API never throws here but for the allocation of a name.
+    // Named windows and bad arguments take the out-of-line path, so that
+    // this one keeps few values live across the plugin call.
+    if (device == nullptr || out == nullptr || (name != nullptr && name[0] != '\0')) [[unlikely]]
+        return start_slow(device, stream, name, out, error);
     try {
-        std::string_view n = name != nullptr ? std::string_view(name) : std::string_view();
-        auto* w = new (out) lapse::Window(device->device.profile_start(stream, n));
+        auto* w = new (out) lapse::Window(device->device.profile_start(stream));
         if (w->kind() == lapse::Window::Kind::failed) [[unlikely]]
-            return fail(error, w->error_status(), w->error_message());
+            return start_failed(*w, error);
         return LAPSE_OK;
-    } catch (const std::bad_alloc&) {
-        new (out) lapse::Window();
-        return fail(error, LAPSE_ERROR_OUT_OF_MEMORY, "lapse_host_profile_start: out of memory for the window's name");
+    } catch (const std::bad_alloc&) {  // a failure's message could not be kept
+        return start_out_of_memory(out, error);
     }
 }
 
 lapse_status lapse_host_profile_end(lapse_host_device* device, lapse_host_window* window, uint32_t flags,
                                     lapse_host_duration* out, lapse_error* error)
 {
-    constexpr const char* call = "lapse_host_profile_end";
-    if (device == nullptr || window == nullptr || out == nullptr) [[unlikely]] {
-        if (out != nullptr) new (out) lapse::Duration();
-        return null_argument(error, call, device == nullptr ? "device" : window == nullptr ? "window" : "out");
-    }
-    if ((flags & ~uint32_t(LAPSE_END_FLUSH)) != 0) [[unlikely]] {
-        new (out) lapse::Duration();
-        return fail(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                    std::string(call) + ": unknown flags " + std::to_string(flags) + " (the window is left open)");
-    }
+    if (device == nullptr || window == nullptr || out == nullptr || (flags & ~uint32_t(LAPSE_END_FLUSH)) != 0)
+        [[unlikely]]
+        return end_refused(device, window, flags, out, error);
     try {
         auto* d = new (out) lapse::Duration(
             device->device.profile_end(as_window(window), lapse::EndOptions{(flags & LAPSE_END_FLUSH) != 0}));
         if (d->failed()) [[unlikely]]
-            return fail(error, d->error_status(), d->error_message());
+            return end_failed(*d, error);
         return LAPSE_OK;
     } catch (const std::bad_alloc&) {  // a failure's message could not be kept
         new (out) lapse::Duration();
-        return fail(error, LAPSE_ERROR_OUT_OF_MEMORY, call);
+        return fail(error, LAPSE_ERROR_OUT_OF_MEMORY, "lapse_host_profile_end");
     }
 }
 

@@ -48,3 +48,13 @@ def test_with_blocks_can_end_into_a_list(cpu):
             busy(cpu, 0, 0)
     r = cpu.resolve(ds)
     assert r.final and len(r.ms) == 10
+
+
+def test_a_durations_list_keeps_its_devices_alive():
+    ds = lapse.Durations()
+    dev = lapse.Runtime().open()
+    for _ in range(3):
+        with dev.window(into=ds):
+            dev.submit(0, lambda: None)
+    del dev  # the list still holds pending durations of it
+    del ds   # they release their windows before the device goes

@@ -57,8 +57,10 @@ struct PyDevice {
 // Durations kept in one C++ array: windows ended into it, resolved in bulk,
 // with no Python object per window.
 struct DurationList {
+    // Declared first, destroyed last: the items release their windows while
+    // their devices are still alive.
+    std::vector<py::object> devices;  // every device an item came from
     std::vector<lapse::Duration> items;
-    std::vector<py::object> devices;  // every device an item came from, kept alive
 
     void add(const py::object& device, lapse::Duration d)
     {
