@@ -158,7 +158,7 @@ typedef struct lapse_host_device_info {
     uint32_t struct_size;  /* set by the caller: sizeof(lapse_host_device_info) */
     uint32_t stream_count; /* streams 0 .. stream_count-1 */
     uint64_t capabilities; /* LAPSE_CAP_* as opened */
-    /* NUL-terminated, owned by the device, valid until it is destroyed. */
+    /* NUL-terminated, owned by the device, valid until it is closed. */
     const char* name;           /* the device's name from describe */
     const char* plugin;         /* the top plugin's name, e.g. "forward" */
     const char* plugin_version;
