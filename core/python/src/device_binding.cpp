@@ -120,15 +120,42 @@ void bind_device(py::module_& m)
         .def(
             "resolve",
             [](PyDevice& d, const py::object& durations, const py::object& timeout) {
+                const std::chrono::nanoseconds t = to_timeout(timeout);
                 std::vector<lapse::Duration*> items;
                 if (py::isinstance<DurationList>(durations)) {
+                    // Taken out of the list while the GIL is released, so
+                    // that another thread appending to or clearing it meanwhile
+                    // cannot move what is being resolved; put back before
+                    // anything appended since.
                     auto& list = durations.cast<DurationList&>();
-                    items.reserve(list.items.size());
-                    for (auto& x : list.items) items.push_back(&x);
-                } else {
-                    for (const py::handle& x : durations) items.push_back(&x.cast<lapse::Duration&>());
+                    std::vector<lapse::Duration> taken;
+                    taken.swap(list.items);
+                    items.reserve(taken.size());
+                    for (auto& x : taken) items.push_back(&x);
+                    auto put_back = [&] {
+                        std::vector<lapse::Duration> added;
+                        added.swap(list.items);
+                        list.items = std::move(taken);
+                        for (auto& x : added) list.items.push_back(std::move(x));
+                    };
+                    py::object result;
+                    try {
+                        result = resolve_to_arrays(d.device, items, t);
+                    } catch (...) {
+                        put_back();
+                        throw;
+                    }
+                    put_back();
+                    return result;
                 }
-                return resolve_to_arrays(d.device, items, to_timeout(timeout));
+                // Each Duration held (a reference each) while the GIL is
+                // released, so no other thread can free one meanwhile.
+                std::vector<py::object> held;
+                for (const py::handle& x : durations) {
+                    items.push_back(&x.cast<lapse::Duration&>());
+                    held.push_back(py::reinterpret_borrow<py::object>(x));
+                }
+                return resolve_to_arrays(d.device, items, t);
             },
             py::arg("durations"), py::arg("timeout") = py::none(),
             "Resolves a Durations or a sequence of Duration in bulk: a Resolution of NumPy arrays.")
