@@ -2,7 +2,9 @@
 # the end of the top-level CMakeLists.txt once every target exists.
 #
 #   <prefix>/include/lapse/*.h, lapse/sdk/*.hpp   the C ABI and the C++ adapter
-#   <prefix>/include/lapse/core*.hpp             the host library's API (core/ installs it)
+#   <prefix>/include/lapse/core*.hpp             the host library's C++ API (core/ installs it)
+#   <prefix>/include/lapse/host_api.h            its C host API (core/ installs it)
+#   <prefix>/lib/python3.X/dist-packages/lapse/  the Python package (core/python installs it)
 #   <prefix>/lib/liblapse_core.so*               the host library
 #   <prefix>/lib/lapse/lapse_<name>.so           every shipped plugin (found beside the core)
 #   <prefix>/bin/lapse                           the command
