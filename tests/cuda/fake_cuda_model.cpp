@@ -15,10 +15,20 @@ void worker_loop(Driver& d)
 {
     std::unique_lock<std::mutex> lock(d.mutex);
     for (;;) {
+        // A driver's host-function thread that just ran is still awake: for
+        // a moment it polls for the next call before it sleeps, so back-to-
+        // back host functions do not each pay a wake-up.
+        if (d.host_queue.empty() && !d.stopping) {
+            lock.unlock();
+            for (int64_t until = host_ns() + 2000000; d.host_queued.load() == 0 && host_ns() < until;) {
+            }
+            lock.lock();
+        }
         d.changed.wait(lock, [&] { return d.stopping || !d.host_queue.empty(); });
         if (d.host_queue.empty()) return;  // stopping
         Stream* s = d.host_queue.front();
         d.host_queue.pop_front();
+        --d.host_queued;
         if (d.streams.count(s) == 0 || s->queued.empty()) continue;
         Op op = s->queued.front();
         int64_t until = s->cursor;
@@ -82,6 +92,7 @@ Driver::~Driver()
         std::lock_guard<std::mutex> lock(mutex);
         stopping = true;
         host_queue.clear();
+        host_queued = 0;
     }
     changed.notify_all();
     if (worker.joinable()) worker.join();
@@ -160,6 +171,7 @@ void advance(Driver& d, Stream& s)
             s.host_running = true;  // the worker pops it when done
             start_worker(d);
             d.host_queue.push_back(&s);
+            ++d.host_queued;
             break;
         }
         apply(d, s, op);
@@ -184,8 +196,13 @@ int64_t device_ns(const Driver& d, int64_t host)
 
 void sleep_until(int64_t t)
 {
+    // Sleeps, then spins the last stretch, as the real driver's default
+    // scheduling spins while it waits: a sleep alone would wake the waiter
+    // up to a scheduler tick late and the double would read as slow.
+    constexpr int64_t kSpin = 200000;
     int64_t n = host_ns();
-    if (t > n) std::this_thread::sleep_for(std::chrono::nanoseconds(t - n));
+    if (t - n > kSpin) std::this_thread::sleep_for(std::chrono::nanoseconds(t - n - kSpin));
+    while (host_ns() < t) std::this_thread::yield();
 }
 
 }  // namespace fake_cuda

@@ -7,6 +7,7 @@
 
 #include <time.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -126,6 +127,7 @@ struct Driver {
     // functions of different streams run one after another, as the real
     // driver may do.
     std::deque<Stream*> host_queue;
+    std::atomic<int> host_queued{0};  // host_queue.size(), for the thread's poll
     std::thread worker;
     bool stopping = false;
     std::thread::id worker_id;
