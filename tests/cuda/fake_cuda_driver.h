@@ -35,6 +35,9 @@
  *    an event last recorded in a capture answers CUDA_ERROR_CAPTURED_EVENT.
  *  - NVML's MIG report (nvmlDeviceGetMigMode), from fake_cuda_set_nvml.
  *
+ * A program that does not link the controls (the GPU program run over the
+ * double) sets what cuInit answers with FAKE_CUDA_INIT_RESULT=<code>.
+ *
  * The test program links this library and the plugin dlopens the same file
  * by path, so both see one instance and these controls reach the driver the
  * plugin is using.
