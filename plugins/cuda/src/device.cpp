@@ -303,9 +303,12 @@ lapse_status CudaDevice::profile_start(lapse_stream stream, lapse_token& token, 
     ContextScope scope(*api_, context_);
     CUresult r = scope.result();
     CUstream native = e->handle.load(std::memory_order_acquire);
-    // An event recorded in a capture cannot be queried: refused here, with
-    // the reason, rather than failing at resolve.
-    if (r == CUDA_SUCCESS)
+    // An event recorded in a capture cannot be queried: on the host's own
+    // streams, where graphs are captured (PyTorch's CUDA graphs), refused
+    // here with the reason. The device's own streams skip the check (one
+    // driver call less on the hot path): a capture the host began on one
+    // inside submit fails that window alone, at resolve.
+    if (r == CUDA_SUCCESS && e->kind.load(std::memory_order_relaxed) == kStreamRegistered)
         if (const char* why = capture_refusal(native)) return refuse_capture(error, "profile_start", stream, why);
 
     uint32_t index = 0;
