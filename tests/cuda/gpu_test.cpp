@@ -222,6 +222,7 @@ void test_two_devices(LoadedPlugin& loaded, Gpu& first, const char* driver)
     loaded.plugin()->describe(device, &info, nullptr);
     std::printf("device: %s\n", info.name);
     Gpu second{loaded, *loaded.plugin(), device, nullptr, Cu{}};
+    second.over_test_double = first.over_test_double;
     if (second.load(driver)) {
         first.p.sync(first.device, LAPSE_ALL_STREAMS, nullptr);
         lapse_token a = first.start(0);
@@ -256,6 +257,10 @@ void with_device(LoadedPlugin& loaded, const char* driver, ConfigTable config, b
         return;
     }
     Gpu g{loaded, *loaded.plugin(), device, nullptr, Cu{}};
+    lapse_device_info info{};
+    info.struct_size = sizeof info;
+    loaded.plugin()->describe(device, &info, nullptr);
+    g.over_test_double = std::string(info.name).find("(test double)") != std::string::npos;
     if (!kernels || g.load(driver)) {
         if (!kernels)
             g.ext = static_cast<const lapse_cuda_stream_ext*>(
