@@ -165,3 +165,26 @@ TEST_CASE("cuda: unregistering a host-owned stream waits for the host work submi
     CHECK(box.calls == 1);
     cuStreamDestroy_v2(mine);
 }
+
+TEST_CASE("cuda: host work of another stream can sit inside a window: the driver runs host functions one at a time", "[cuda][submit]")
+{
+    // What README.md warns about, shown through the double (which, like the
+    // real driver may, runs every stream's host functions on one thread).
+    FakeDevice d({{"submit", std::string("host")}, {"streams", int64_t{2}}});
+    struct Spin {
+        int64_t ns;
+    } slow{60 * kMs}, quick{1};
+    auto spin = [](void* user, void*) {
+        int64_t until = now_ns() + static_cast<Spin*>(user)->ns;
+        while (now_ns() < until) {
+        }
+    };
+    REQUIRE(d.p().submit(d.device, 0, spin, &slow, nullptr) == LAPSE_OK);
+    lapse_token t = d.start(1);
+    REQUIRE(d.p().submit(d.device, 1, spin, &quick, nullptr) == LAPSE_OK);
+    d.end(t);
+    lapse_duration r = d.resolve(t);
+    REQUIRE(d.p().sync(d.device, LAPSE_ALL_STREAMS, nullptr) == LAPSE_OK);
+    CHECK(r.state == LAPSE_DURATION_READY);
+    CHECK(r.end_ns - r.start_ns >= 20 * kMs);  // stream 1's window waited for stream 0's host work
+}
