@@ -25,7 +25,8 @@
 #      cannot see, a libcuda.so.1 of another architecture only)
 #   3  no NVIDIA GPU/driver on this machine: no libcuda.so.1 and no GPU that
 #      nvidia-smi lists, or the plugin's own verdict "unavailable" (no
-#      device, the toolkit's stub library) with nvidia-smi listing none
+#      device, the toolkit's stub library) with nvidia-smi listing none (an
+#      nvidia-smi that is installed and fails is a FAIL: a broken driver)
 #   4  a build dependency is missing (the message names the Debian package)
 #   5  the build failed
 #
@@ -65,11 +66,16 @@ finish() {  # finish EXIT_CODE VERDICT
 echo "== lapse GPU check ($(date -u +%FT%TZ), $(uname -n), $(uname -m)) =="
 
 # --- what nvidia-smi says (context for every verdict; never a verdict alone) --
+# An nvidia-smi that is installed and fails means a driver install that is
+# broken, not a machine without a GPU.
 smi_gpus=0
+smi_failed=no
 smi_text="nvidia-smi: not installed"
 if command -v nvidia-smi >/dev/null 2>&1; then
   if smi_text=$(timeout 30 nvidia-smi -L 2>&1); then
     smi_gpus=$(printf '%s\n' "$smi_text" | grep -c '^GPU [0-9]')
+  else
+    smi_failed=yes
   fi
   smi_text="nvidia-smi -L: $(printf '%s' "$smi_text" | tr '\n' ';' | sed 's/;$//')"
 fi
@@ -124,11 +130,11 @@ if [ -z "$driver" ]; then
   fi
 fi
 if [ -z "$driver" ] || [ ! -e "$driver" ]; then
-  if [ "$smi_gpus" -gt 0 ] || [ ${#foreign[@]} -gt 0 ]; then
+  if [ "$smi_gpus" -gt 0 ] || [ "$smi_failed" = yes ] || [ ${#foreign[@]} -gt 0 ]; then
     echo "FAIL: a GPU or a driver is here, but no libcuda.so.1 for $(uname -m) ($ld_tag):"
     [ ${#foreign[@]} -gt 0 ] && printf '  found only: %s\n' "${foreign[@]}"
     show_smi
-    result FAIL "driver library" "no usable libcuda.so.1 for $(uname -m) although ${smi_gpus} GPU(s) are listed${foreign:+ and ${#foreign[@]} foreign libcuda.so.1 found}"
+    result FAIL "driver library" "no usable libcuda.so.1 for $(uname -m); $smi_text${foreign:+; ${#foreign[@]} foreign libcuda.so.1 found}"
     finish 1 FAIL
   fi
   echo "no NVIDIA GPU/driver found: libcuda.so.1 is not installed${driver:+ (LAPSE_CUDA_DRIVER=$driver does not exist)} and nvidia-smi lists no GPU."
@@ -232,6 +238,12 @@ if [ "$rc" = 77 ]; then
   reason=$(grep -m1 '^SKIP' "$gpu_log" | sed 's/^SKIP: no NVIDIA GPU\/driver found: //; s/^SKIP: //')
   # The plugin says "no usable device". That is "no GPU" only if nothing
   # else here says there is one.
+  if [ "$smi_failed" = yes ]; then
+    echo "FAIL: the plugin finds no usable GPU, and nvidia-smi is installed and fails: a broken driver, not \"no GPU\""
+    show_smi
+    result FAIL "cuda: open" "no usable GPU ($reason) and nvidia-smi fails: $smi_text"
+    finish 1 FAIL
+  fi
   if [ "$smi_gpus" -gt 0 ]; then
     echo "FAIL: nvidia-smi lists $smi_gpus GPU(s), but the plugin finds none usable: $reason"
     echo "  CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-(unset)}"
