@@ -39,7 +39,9 @@ struct FakeDevice {
         REQUIRE(fake_cuda_reset() == 0);
         // The anchor thread is slowed down so that a failure a test injects
         // into the next driver call is met by the call the test means.
-        config = {{"driver", std::string(LAPSE_FAKE_CUDA_DRIVER_PATH)}, {"anchor_period_ms", int64_t{60000}}};
+        config = {{"driver", std::string(LAPSE_FAKE_CUDA_DRIVER_PATH)},
+                  {"nvml", std::string(LAPSE_FAKE_CUDA_DRIVER_PATH)},
+                  {"anchor_period_ms", int64_t{60000}}};
         for (auto& [k, v] : extra) config[k] = v;
         REQUIRE(loaded.plugin() != nullptr);
         if (open_now) open();

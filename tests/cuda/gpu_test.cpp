@@ -1,221 +1,27 @@
-// The CUDA plugin on a real NVIDIA GPU: window rules, a kernel of known
-// length timed by a window against the host's own measurement, nested
-// windows on two streams, a host-owned stream, error poisoning by a real
-// device fault, and the cuEventRecord baseline benchmark.
+// The CUDA plugin on a real NVIDIA GPU: the window rules in each submit
+// mode, a kernel of known length read within 2 % and placed on the host
+// clock within 50 us, nested windows on two streams, a host-owned stream,
+// the anchor under load, two GPUs when present, the start+end vs two bare
+// cuEventRecord benchmark, and error poisoning by a real device fault.
 //
-// Exit codes: 0 all passed, 1 a check failed, 77 no usable GPU/driver (the
-// reason is printed; ctest reports SKIP). Plain output, one line per check,
+// Exit codes: 0 all passed, 1 a check failed (also: a driver that is here
+// and fails to open), 77 no usable GPU/driver (the reason is printed; ctest
+// reports SKIP). Plain output, one line per check ([PASS], [FAIL], [SKIP]),
 // so scripts/gpu-check.sh can show it as is.
 //
 // Needs nothing but the SDK headers, cuda.h and the driver at run time: no
 // Catch2, no nvcc (the kernels are PTX text, JIT-compiled by the driver), so
 // it builds on a bare GPU machine.
-#include <lapse/cuda.h>
-#include <lapse_test/test_host.hpp>
-
-#include <cuda.h>
-#include <cudaTypedefs.h>
+#include "gpu_support.hpp"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-using lapse::test::ConfigTable;
-using lapse::test::LoadedPlugin;
+using namespace gpu;
 
 namespace {
-
-constexpr int64_t kUs = 1000;
-constexpr int64_t kMs = 1000000;
-
-// lapse_spin(ns): spins until %globaltimer moved `ns`. lapse_fault(): stores
-// through a null pointer. PTX 6.0 for sm_50 and later: the driver JITs it
-// for whatever GPU is present.
-const char* const kPtx = R"(
-.version 6.0
-.target sm_50
-.address_size 64
-.visible .entry lapse_spin(.param .u64 ns)
-{
-    .reg .u64 %rd<5>;
-    .reg .pred %p<2>;
-    ld.param.u64 %rd1, [ns];
-    mov.u64 %rd2, %globaltimer;
-LOOP:
-    mov.u64 %rd3, %globaltimer;
-    sub.u64 %rd4, %rd3, %rd2;
-    setp.lt.u64 %p1, %rd4, %rd1;
-    @%p1 bra LOOP;
-    ret;
-}
-.visible .entry lapse_fault()
-{
-    .reg .u64 %rd<2>;
-    .reg .u32 %r<2>;
-    mov.u64 %rd1, 0;
-    mov.u32 %r1, 1;
-    st.global.u32 [%rd1], %r1;
-    ret;
-}
-)";
-
-int failures = 0;
-
-void check(bool ok, const char* what, const std::string& detail = "")
-{
-    std::printf("  [%s] %s%s%s\n", ok ? "PASS" : "FAIL", what, detail.empty() ? "" : " — ", detail.c_str());
-    if (!ok) ++failures;
-}
-
-int64_t now_ns()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
-
-std::string ms(int64_t ns)
-{
-    char b[32];
-    std::snprintf(b, sizeof b, "%.3f ms", static_cast<double>(ns) / 1e6);
-    return b;
-}
-
-// The driver calls the test makes itself, as a host launching its own work.
-struct Cu {
-    PFN_cuCtxPushCurrent_v4000 push = nullptr;
-    PFN_cuCtxPopCurrent_v4000 pop = nullptr;
-    PFN_cuModuleLoadData_v2000 load = nullptr;
-    PFN_cuModuleUnload_v2000 unload = nullptr;
-    PFN_cuModuleGetFunction_v2000 function = nullptr;
-    PFN_cuLaunchKernel_v4000 launch = nullptr;
-    PFN_cuStreamCreate_v2000 stream_create = nullptr;
-    PFN_cuStreamDestroy_v4000 stream_destroy = nullptr;
-    PFN_cuStreamSynchronize_v2000 stream_sync = nullptr;
-    PFN_cuEventCreate_v2000 event_create = nullptr;
-    PFN_cuEventDestroy_v4000 event_destroy = nullptr;
-    PFN_cuEventRecord_v2000 event_record = nullptr;
-
-    bool load_from(const char* path)
-    {
-        void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (lib == nullptr) return false;
-        auto sym = [lib](const char* n) { return dlsym(lib, n); };
-        push = reinterpret_cast<PFN_cuCtxPushCurrent_v4000>(sym("cuCtxPushCurrent_v2"));
-        pop = reinterpret_cast<PFN_cuCtxPopCurrent_v4000>(sym("cuCtxPopCurrent_v2"));
-        load = reinterpret_cast<PFN_cuModuleLoadData_v2000>(sym("cuModuleLoadData"));
-        unload = reinterpret_cast<PFN_cuModuleUnload_v2000>(sym("cuModuleUnload"));
-        function = reinterpret_cast<PFN_cuModuleGetFunction_v2000>(sym("cuModuleGetFunction"));
-        launch = reinterpret_cast<PFN_cuLaunchKernel_v4000>(sym("cuLaunchKernel"));
-        stream_create = reinterpret_cast<PFN_cuStreamCreate_v2000>(sym("cuStreamCreate"));
-        stream_destroy = reinterpret_cast<PFN_cuStreamDestroy_v4000>(sym("cuStreamDestroy_v2"));
-        stream_sync = reinterpret_cast<PFN_cuStreamSynchronize_v2000>(sym("cuStreamSynchronize"));
-        event_create = reinterpret_cast<PFN_cuEventCreate_v2000>(sym("cuEventCreate"));
-        event_destroy = reinterpret_cast<PFN_cuEventDestroy_v4000>(sym("cuEventDestroy_v2"));
-        event_record = reinterpret_cast<PFN_cuEventRecord_v2000>(sym("cuEventRecord"));
-        return push && pop && load && unload && function && launch && stream_create && stream_destroy &&
-               stream_sync && event_create && event_destroy && event_record;
-    }
-};
-
-struct Gpu {
-    LoadedPlugin& loaded;
-    const lapse_plugin& p;
-    lapse_device* device;
-    const lapse_cuda_stream_ext* ext;
-    Cu cu;
-    CUcontext ctx = nullptr;
-    CUfunction spin = nullptr;
-    CUfunction fault = nullptr;
-
-    CUstream stream(lapse_stream s)
-    {
-        CUstream out = nullptr;
-        ext->native_stream(device, s, &out, nullptr);
-        return out;
-    }
-
-    bool launch_spin(CUstream s, int64_t ns)
-    {
-        uint64_t arg = static_cast<uint64_t>(ns);
-        void* params[] = {&arg};
-        return cu.launch(spin, 1, 1, 1, 1, 1, 1, 0, s, params, nullptr) == CUDA_SUCCESS;
-    }
-
-    // Launches through submit, as a host's work goes to a lapse stream.
-    bool submit_spin(lapse_stream s, int64_t ns)
-    {
-        struct Work {
-            Gpu* gpu;
-            int64_t ns;
-            bool ok;
-        } w{this, ns, false};
-        lapse_status st = p.submit(
-            device, s,
-            [](void* user, void* native) {
-                auto* work = static_cast<Work*>(user);
-                work->ok = work->gpu->launch_spin(static_cast<CUstream>(native), work->ns);
-            },
-            &w, nullptr);
-        return st == LAPSE_OK && w.ok;
-    }
-
-    lapse_token start(lapse_stream s)
-    {
-        lapse_token t{};
-        lapse_error e{};
-        e.struct_size = sizeof e;
-        if (p.profile_start(device, s, &t, &e) != LAPSE_OK) {
-            check(false, "profile_start", e.message);
-            t.id = 0;
-        }
-        return t;
-    }
-    lapse_status end(lapse_token t) { return p.profile_end(device, t, nullptr, nullptr); }
-    lapse_duration resolve(lapse_token t, uint64_t timeout = LAPSE_WAIT_FOREVER, lapse_status* st = nullptr)
-    {
-        lapse_duration d{};
-        d.struct_size = sizeof d;
-        lapse_status s = p.resolve(device, &t, &d, 1, timeout, nullptr);
-        if (st != nullptr) *st = s;
-        return d;
-    }
-};
-
-int64_t len(const lapse_duration& d) { return d.end_ns - d.start_ns; }
-
-void test_known_work(Gpu& g)
-{
-    std::printf("a kernel of known length, timed by a window and by the host\n");
-    // Warm up: the first launch pays for JIT and module loading.
-    g.submit_spin(0, 100 * kUs);
-    g.p.sync(g.device, 0, nullptr);
-    for (int64_t target : {1 * kMs, 10 * kMs, 50 * kMs}) {
-        g.p.sync(g.device, 0, nullptr);
-        int64_t t0 = now_ns();
-        lapse_token t = g.start(0);
-        bool launched = g.submit_spin(0, target);
-        g.end(t);
-        g.p.sync(g.device, 0, nullptr);
-        int64_t t1 = now_ns();
-        lapse_duration d = g.resolve(t);
-        char what[96];
-        std::snprintf(what, sizeof what, "%s kernel: window reads the kernel (>= target, <= target + 0.5 ms)",
-                      ms(target).c_str());
-        check(launched && d.state == LAPSE_DURATION_READY && len(d) >= target - 2 * kUs &&
-                  len(d) <= target + 500 * kUs,
-              what, "window " + ms(len(d)) + ", host (sync to sync) " + ms(t1 - t0));
-        check(d.state == LAPSE_DURATION_READY && len(d) <= (t1 - t0) + 50 * kUs,
-              "  the window fits inside the host's measurement of the same work");
-        check(d.clock_domain == LAPSE_CLOCK_HOST_MONOTONIC && d.start_ns >= t0 - 200 * kUs &&
-                  d.end_ns <= t1 + 200 * kUs,
-              "  placed on the host clock inside the host's interval (±0.2 ms)",
-              "start " + ms(d.start_ns - t0) + " after t0, end " + ms(t1 - d.end_ns) + " before t1");
-    }
-}
 
 void test_window_rules(Gpu& g)
 {
@@ -358,9 +164,15 @@ void benchmark(Gpu& g)
     std::sort(window_ns.begin(), window_ns.end());
     std::sort(bare_ns.begin(), bare_ns.end());
     double w = window_ns[window_ns.size() / 2], b = bare_ns[bare_ns.size() / 2];
-    std::printf("  window start+end: median %.0f ns; two bare cuEventRecord: median %.0f ns; ratio %.2fx "
-                "(target <= 1.5x: %s)\n",
-                w, b, w / b, w / b <= 1.5 ? "met" : "NOT met");
+    char detail[160];
+    std::snprintf(detail, sizeof detail, "window start+end: median %.0f ns; two bare cuEventRecord: median %.0f ns",
+                  w, b);
+    std::printf("  cuda_window_vs_two_event_records: %.2fx\n", w / b);
+    if (g.over_test_double)
+        std::printf("  [SKIP] cuda_window_vs_two_event_records <= 1.5x: over the driver test double the baseline is "
+                    "a map lookup, not a driver call (%s)\n", detail);
+    else
+        check(w / b <= 1.5, "cuda_window_vs_two_event_records <= 1.5x", detail);
     g.cu.event_destroy(e0);
     g.cu.event_destroy(e1);
 }
@@ -391,6 +203,74 @@ void test_fault_poisons(Gpu& g)
     check(d.state == LAPSE_DURATION_FAILED, "the window around the fault reads FAILED, not a duration");
 }
 
+void test_two_devices(LoadedPlugin& loaded, Gpu& first, const char* driver)
+{
+    std::printf("two GPUs at once\n");
+    int count = 0;
+    first.cu.device_get_count(&count);
+    if (count < 2) {
+        std::printf("  [SKIP] two GPUs: the driver sees %d CUDA device(s)\n", count);
+        return;
+    }
+    lapse_device* device = nullptr;
+    if (loaded.open({{"driver", std::string(driver)}, {"device", int64_t{1}}}, &device) != LAPSE_OK) {
+        check(false, "opening CUDA device 1", loaded.last_error().message);
+        return;
+    }
+    lapse_device_info info{};
+    info.struct_size = sizeof info;
+    loaded.plugin()->describe(device, &info, nullptr);
+    std::printf("device: %s\n", info.name);
+    Gpu second{loaded, *loaded.plugin(), device, nullptr, Cu{}};
+    second.over_test_double = first.over_test_double;
+    if (second.load(driver)) {
+        first.p.sync(first.device, LAPSE_ALL_STREAMS, nullptr);
+        lapse_token a = first.start(0);
+        lapse_token b = second.start(0);
+        first.submit_spin(0, 10 * kMs);
+        second.submit_spin(0, 10 * kMs);
+        first.end(a);
+        second.end(b);
+        lapse_duration ra = first.resolve(a), rb = second.resolve(b);
+        auto near10 = [](const lapse_duration& d) {
+            return d.state == LAPSE_DURATION_READY && std::abs(len(d) - 10 * kMs) <= 10 * kMs / 50;
+        };
+        check(near10(ra) && near10(rb), "a 10 ms kernel on each GPU, at once: both read within 2 %",
+              ms(len(ra)) + ", " + ms(len(rb)));
+        int64_t overlap = std::min(ra.end_ns, rb.end_ns) - std::max(ra.start_ns, rb.start_ns);
+        check(overlap >= 8 * kMs, "the two GPUs ran side by side (their windows overlap on the host clock)",
+              "overlap " + ms(overlap));
+    }
+    second.unload();
+    loaded.plugin()->close(device);
+}
+
+// A further device of the same plugin on the same GPU, for the checks that
+// need other settings; closed when done.
+template <class Run>
+void with_device(LoadedPlugin& loaded, const char* driver, ConfigTable config, bool kernels, Run run)
+{
+    config["driver"] = std::string(driver);
+    lapse_device* device = nullptr;
+    if (loaded.open(config, &device) != LAPSE_OK) {
+        check(false, "opening the CUDA device again", loaded.last_error().message);
+        return;
+    }
+    Gpu g{loaded, *loaded.plugin(), device, nullptr, Cu{}};
+    lapse_device_info info{};
+    info.struct_size = sizeof info;
+    loaded.plugin()->describe(device, &info, nullptr);
+    g.over_test_double = std::string(info.name).find("(test double)") != std::string::npos;
+    if (!kernels || g.load(driver)) {
+        if (!kernels)
+            g.ext = static_cast<const lapse_cuda_stream_ext*>(
+                loaded.plugin()->get_extension(device, LAPSE_CUDA_STREAM_EXTENSION));
+        run(g);
+    }
+    g.unload();
+    loaded.plugin()->close(device);
+}
+
 }  // namespace
 
 int main()
@@ -404,45 +284,41 @@ int main()
     }
     lapse_device* device = nullptr;
     lapse_status s = loaded.open({{"driver", std::string(driver)}, {"streams", int64_t{2}}}, &device);
+    // Only "no CUDA here" skips; a driver that is here and fails is a
+    // failure (the plugin tells them apart: availability.hpp).
     if (s == LAPSE_ERROR_UNAVAILABLE) {
         std::printf("SKIP: no NVIDIA GPU/driver found: %s\n", loaded.last_error().message);
         return 77;
     }
     if (s != LAPSE_OK) {
         std::printf("FAIL: opening the CUDA device: %s: %s\n", lapse_status_name(s), loaded.last_error().message);
+        std::printf("FAIL: a CUDA driver is here and failed: this is not \"no GPU\"\n");
         return 1;
     }
     lapse_device_info info{};
     info.struct_size = sizeof info;
     loaded.plugin()->describe(device, &info, nullptr);
+    // The name says the ordinal the plugin opened: CUDA numbers devices
+    // fastest first, which need not be nvidia-smi's order.
     std::printf("device: %s, %u streams\n", info.name, info.stream_count);
 
-    Gpu g{loaded, *loaded.plugin(), device,
-          static_cast<const lapse_cuda_stream_ext*>(loaded.plugin()->get_extension(device, LAPSE_CUDA_STREAM_EXTENSION)),
-          Cu{}};
-    check(g.ext != nullptr, "the lapse.cuda.stream/1 extension is offered");
-    if (g.ext == nullptr || !g.cu.load_from(driver)) {
-        check(false, "the test's own driver entry points (cuModuleLoadData, cuLaunchKernel, ...)");
-        loaded.plugin()->close(device);
-        return 1;
-    }
-    g.ext->context(device, reinterpret_cast<CUctx_st**>(&g.ctx), nullptr);
-    g.cu.push(g.ctx);
-    CUmodule module = nullptr;
-    CUresult r = g.cu.load(&module, kPtx);
-    if (r == CUDA_SUCCESS) r = g.cu.function(&g.spin, module, "lapse_spin");
-    if (r == CUDA_SUCCESS) r = g.cu.function(&g.fault, module, "lapse_fault");
-    check(r == CUDA_SUCCESS, "the PTX spin kernel loads (cuModuleLoadData JIT)", "CUresult " + std::to_string(r));
-    if (r == CUDA_SUCCESS) {
+    Gpu g{loaded, *loaded.plugin(), device, nullptr, Cu{}};
+    g.over_test_double = std::string(info.name).find("(test double)") != std::string::npos;
+    check(loaded.plugin()->get_extension(device, LAPSE_CUDA_STREAM_EXTENSION) != nullptr,
+          "the lapse.cuda.stream/1 extension is offered");
+    if (g.load(driver)) {
         test_known_work(g);
         test_window_rules(g);
         test_two_streams(g);
         test_registered_stream(g);
+        with_device(loaded, driver, {{"submit", std::string("host")}}, false, [](Gpu& h) { test_host_mode(h); });
+        with_device(loaded, driver, {{"anchor_period_ms", int64_t{20}}}, true,
+                    [](Gpu& l) { test_anchor_under_load(l); });
+        test_two_devices(loaded, g, driver);
         benchmark(g);
         test_fault_poisons(g);
     }
-    CUcontext popped = nullptr;
-    g.cu.pop(&popped);  // before close: close releases the context we pushed
+    g.unload();
     loaded.plugin()->close(device);
     std::printf("%s: %d check(s) failed\n", failures == 0 ? "PASS" : "FAIL", failures);
     return failures == 0 ? 0 : 1;

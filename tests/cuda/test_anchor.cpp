@@ -3,6 +3,8 @@
 // is fresh, several refreshes old, or recycled out of the ring.
 #include "cuda_support.hpp"
 
+#include <thread>
+
 using namespace lapse::test;
 
 namespace {
@@ -59,5 +61,64 @@ TEST_CASE("cuda: a window's placement uses the anchor it captured when still the
         CHECK(r.start_ns >= bounds[i].first - 1000);
         CHECK(r.start_ns <= bounds[i].second + 2 * kMs);
         CHECK(r.end_ns - r.start_ns >= kMs - 1000);
+    }
+}
+
+TEST_CASE("cuda: a resolve with a timeout never waits behind an anchor refresh stuck on the device", "[cuda][anchor]")
+{
+    FakeDevice d({{"anchor_period_ms", int64_t{20}}});
+    lapse_token t = d.start(0);
+    d.busy(0, kMs);
+    d.end(t);
+    REQUIRE(d.p().sync(d.device, 0, nullptr) == LAPSE_OK);  // the window's own events are done
+
+    // The anchor's stream now shares a hardware queue with busy work: its
+    // cuEventSynchronize blocks. (Lifted after 3 s in any case, so a
+    // resolve that waits behind it shows as slow rather than hanging.)
+    fake_cuda_stall_event_synchronize(1);
+    std::thread lifter([] {
+        std::this_thread::sleep_for(std::chrono::seconds(3));
+        fake_cuda_stall_event_synchronize(0);
+    });
+    int64_t give_up = now_ns() + 2000 * kMs;
+    while (counters().event_syncs_stalled == 0 && now_ns() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK(counters().event_syncs_stalled == 1);  // the refresh is stuck in it
+
+    int64_t t0 = now_ns();
+    lapse_status st = LAPSE_OK;
+    lapse_duration r = d.resolve(t, 20 * kMs, &st);
+    int64_t took = now_ns() - t0;
+    fake_cuda_stall_event_synchronize(0);
+    lifter.join();
+    CHECK(st == LAPSE_OK);
+    CHECK(r.state == LAPSE_DURATION_READY);
+    CHECK(took < 500 * kMs);  // 20 ms asked; generous for a loaded machine, far below the 3 s stall
+}
+
+TEST_CASE("cuda: placement stays on the host clock over a drifting device clock of another epoch", "[cuda][anchor]")
+{
+    FakeDevice d({{"anchor_period_ms", int64_t{10}}}, false);
+    // Exaggerated (real GPUs drift by a few ppm): 0.5 per mille slow.
+    fake_cuda_set_clock(-500.0, 500);
+    d.open();
+    for (int i = 0; i < 5; ++i) {
+        int64_t t0 = now_ns();
+        lapse_token t = d.start(0);
+        d.busy(0, 5 * kMs);
+        int64_t t1 = now_ns();
+        d.end(t);
+        int64_t t2 = now_ns();
+        lapse_duration r = d.resolve(t);
+        REQUIRE(r.state == LAPSE_DURATION_READY);
+        // Device time: 5 ms read 0.05 % short, less one 0.5 us tick.
+        CHECK(r.end_ns - r.start_ns >= 5 * kMs - 5 * kMs / 2000 - 1000);
+        CHECK(r.end_ns - r.start_ns <= 5 * kMs + (t1 - t0) + 1000);
+        // Placed through an anchor at most a few refreshes old: the drift
+        // moves it by microseconds, the device's epoch not at all.
+        CHECK(r.start_ns >= t0 - 50000);
+        CHECK(r.start_ns <= t1 + 2 * kMs);
+        CHECK(r.end_ns <= t2 + 5 * kMs + 2 * kMs);
+        std::this_thread::sleep_for(std::chrono::milliseconds(7));
     }
 }

@@ -13,6 +13,7 @@ int cuCtxPushCurrent_v2(CUctx_st* ctx);
 int cuCtxPopCurrent_v2(CUctx_st** ctx);
 int cuStreamCreate(CUstream_st** out, unsigned int flags);
 int cuStreamDestroy_v2(CUstream_st* stream);
+int cuStreamSynchronize(CUstream_st* stream);
 int cuDevicePrimaryCtxRetain(CUctx_st** ctx, int device);
 int cuDevicePrimaryCtxRelease_v2(int device);
 }
@@ -153,24 +154,29 @@ TEST_CASE("cuda: a host-owned stream registers, carries windows, and unregisters
     REQUIRE(d.ext->unregister_stream(d.device, again, &e) == LAPSE_OK);
 }
 
-TEST_CASE("cuda: registering refuses default streams, foreign contexts, and past the limit", "[cuda][streams][extension]")
+TEST_CASE("cuda: registering refuses the per-thread stream, other devices' streams, and past the limit", "[cuda][streams][extension]")
 {
     FakeDevice d({{"max_registered_streams", int64_t{2}}}, false);
     fake_cuda_set_device_count(2);
     d.open();
     lapse_stream index = 0;
     lapse_error e = make_error();
-    CHECK(d.ext->register_stream(d.device, nullptr, &index, &e) == LAPSE_ERROR_INVALID_ARGUMENT);
-    CHECK_THAT(std::string(e.message), Contains("default stream"));
+    auto* per_thread = reinterpret_cast<CUstream_st*>(uintptr_t{2});  // CU_STREAM_PER_THREAD
+    CHECK(d.ext->register_stream(d.device, per_thread, &index, &e) == LAPSE_ERROR_INVALID_ARGUMENT);
+    CHECK_THAT(std::string(e.message), Contains("CU_STREAM_PER_THREAD names a different stream on each thread"));
 
     CUctx_st* other = nullptr;
     REQUIRE(cuDevicePrimaryCtxRetain(&other, 1) == 0);
     {
+        // The check the plugin can make: the stream's context, and through
+        // it the device, named in the refusal.
         HostStream foreign(other);
         CHECK(d.ext->register_stream(d.device, foreign.stream, &index, &e) == LAPSE_ERROR_INVALID_ARGUMENT);
-        CHECK_THAT(std::string(e.message), Contains("another CUDA context"));
+        CHECK_THAT(std::string(e.message), Contains("belongs to a context of CUDA device 1"));
+        CHECK_THAT(std::string(e.message), Contains("open a lapse device on device 1"));
     }
     cuDevicePrimaryCtxRelease_v2(1);
+    CHECK(fake_cuda_current_context() == nullptr);  // the foreign context was popped again
 
     CUctx_st* ctx = nullptr;
     REQUIRE(d.ext->context(d.device, &ctx, nullptr) == LAPSE_OK);
@@ -221,8 +227,8 @@ TEST_CASE("cuda: submit = \"host\" runs the work in stream order, timed like a k
     d.resolve(u, 0, &st);
     CHECK(st == LAPSE_NOT_READY);
     fake_cuda_release(s);
-    CHECK(spin.calls == 1);
     CHECK(d.resolve(u).state == LAPSE_DURATION_READY);
+    CHECK(spin.calls == 1);
 }
 
 TEST_CASE("cuda: submit must be \"launch\" or \"host\"", "[cuda][streams][submit]")
@@ -231,4 +237,75 @@ TEST_CASE("cuda: submit must be \"launch\" or \"host\"", "[cuda][streams][submit
     lapse_device* device = nullptr;
     CHECK(d.loaded.open(d.config, &device) == LAPSE_ERROR_CONFIG);
     CHECK_THAT(std::string(d.loaded.last_error().message), Contains("submit"));
+}
+
+TEST_CASE("cuda: the legacy default stream registers, and its windows time the host's work on it", "[cuda][streams][legacy]")
+{
+    FakeDevice d;
+    CUctx_st* ctx = nullptr;
+    REQUIRE(d.ext->context(d.device, &ctx, nullptr) == LAPSE_OK);
+    lapse_stream legacy = 0;
+    lapse_error e = make_error();
+    REQUIRE(d.ext->register_stream(d.device, nullptr, &legacy, &e) == LAPSE_OK);  // NULL: the legacy stream
+    CHECK(d.stream(legacy) == reinterpret_cast<CUstream_st*>(uintptr_t{1}));     // kept as CU_STREAM_LEGACY
+
+    // A PyTorch host launches on the legacy stream by default.
+    lapse_token on_legacy = d.start(legacy);
+    lapse_token on_own = d.start(0);
+    REQUIRE(cuCtxPushCurrent_v2(ctx) == 0);
+    REQUIRE(fake_cuda_launch_busy(nullptr, 10 * kMs) == 0);
+    CUctx_st* popped = nullptr;
+    cuCtxPopCurrent_v2(&popped);
+    d.end(on_legacy);
+    d.end(on_own);
+    lapse_duration r = d.resolve(on_legacy);
+    CHECK(r.end_ns - r.start_ns >= 10 * kMs - 1000);
+    // The plugin's own streams are non-blocking: work on the legacy stream
+    // is not in their windows (README.md: register the legacy stream).
+    r = d.resolve(on_own);
+    CHECK(r.end_ns - r.start_ns < 5 * kMs);
+    REQUIRE(d.ext->unregister_stream(d.device, legacy, nullptr) == LAPSE_OK);
+}
+
+TEST_CASE("cuda: a window on the legacy stream includes the host's blocking streams' work, not non-blocking", "[cuda][streams][legacy]")
+{
+    FakeDevice d;
+    CUctx_st* ctx = nullptr;
+    REQUIRE(d.ext->context(d.device, &ctx, nullptr) == LAPSE_OK);
+    lapse_stream legacy = 0;
+    REQUIRE(d.ext->register_stream(d.device, reinterpret_cast<CUstream_st*>(uintptr_t{1}), &legacy, nullptr) ==
+            LAPSE_OK);
+    CUstream_st* blocking = nullptr;
+    CUstream_st* non_blocking = nullptr;
+    REQUIRE(cuCtxPushCurrent_v2(ctx) == 0);
+    REQUIRE(cuStreamCreate(&blocking, 0) == 0);  // as cudaStreamCreate makes them
+    REQUIRE(cuStreamCreate(&non_blocking, 1) == 0);
+    CUctx_st* popped = nullptr;
+    cuCtxPopCurrent_v2(&popped);
+
+    // CUDA's documented implicit synchronisation: the legacy stream's end
+    // event waits for the work of every blocking stream of the context.
+    auto window_around = [&](CUstream_st* where) {
+        lapse_token t = d.start(legacy);
+        REQUIRE(cuCtxPushCurrent_v2(ctx) == 0);
+        REQUIRE(fake_cuda_launch_busy(where, 15 * kMs) == 0);
+        cuCtxPopCurrent_v2(&popped);
+        d.end(t);
+        lapse_duration r = d.resolve(t);
+        REQUIRE(r.state == LAPSE_DURATION_READY);
+        return r.end_ns - r.start_ns;
+    };
+    CHECK(window_around(blocking) >= 15 * kMs - 1000);
+    REQUIRE(d.p().sync(d.device, LAPSE_ALL_STREAMS, nullptr) == LAPSE_OK);
+    REQUIRE(cuCtxPushCurrent_v2(ctx) == 0);
+    REQUIRE(cuStreamSynchronize(blocking) == 0);
+    cuCtxPopCurrent_v2(&popped);
+    CHECK(window_around(non_blocking) < 10 * kMs);
+
+    REQUIRE(d.ext->unregister_stream(d.device, legacy, nullptr) == LAPSE_OK);
+    REQUIRE(cuCtxPushCurrent_v2(ctx) == 0);
+    cuStreamSynchronize(non_blocking);
+    cuCtxPopCurrent_v2(&popped);
+    cuStreamDestroy_v2(blocking);
+    cuStreamDestroy_v2(non_blocking);
 }

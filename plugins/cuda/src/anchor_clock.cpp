@@ -71,22 +71,32 @@ void AnchorClock::run(int64_t period_ms)
 CUresult AnchorClock::refresh() noexcept
 {
     const DriverApi& api = driver_.api();
-    std::unique_lock<std::shared_mutex> lock(ring_mutex_);
+    // One refresh at a time; place() never takes this lock.
+    std::lock_guard<std::mutex> refreshing(refresh_mutex_);
     uint64_t seq = current_.load(std::memory_order_relaxed) + 1;
     Entry& e = ring_[seq % kRing];
+    {
+        // The entry about to be re-recorded is withdrawn first: a window
+        // that captured it is placed through the newest anchor instead.
+        std::unique_lock<std::shared_mutex> ring(ring_mutex_);
+        e.seq = 0;
+    }
+    // The wait happens with no lock a resolve needs: under load the
+    // anchor's stream may share a hardware queue with busy work, and this
+    // synchronisation then takes as long as that work.
     CUresult r = api.event_record(e.event, stream_);
     // The stream is idle, so the event completes as soon as the device
     // reaches it; the host clock read right after the wait is later by the
     // wake-up latency of the synchronisation only (about a microsecond).
     if (r == CUDA_SUCCESS) r = api.event_synchronize(e.event);
+    int64_t host_ns = sdk::monotonic_ns();
     if (r != CUDA_SUCCESS) {
-        // The slot's event may now hold a half-made record: mark it unused so
-        // no window is placed through it.
-        e.seq = 0;
+        // The entry stays withdrawn: its event may hold a half-made record.
         error_epoch_.fetch_add(1, std::memory_order_acq_rel);
         return r;
     }
-    e.host_ns = sdk::monotonic_ns();
+    std::unique_lock<std::shared_mutex> ring(ring_mutex_);
+    e.host_ns = host_ns;
     e.seq = seq;
     current_.store(seq, std::memory_order_release);
     return CUDA_SUCCESS;

@@ -70,7 +70,10 @@ private:
     CUstream stream_ = nullptr;
     Entry ring_[kRing];
     std::atomic<uint64_t> current_{0};
-    mutable std::shared_mutex ring_mutex_;  // shared: place; exclusive: refresh
+    // shared: place; exclusive: refresh, only to edit an entry, never across
+    // a wait on the device.
+    mutable std::shared_mutex ring_mutex_;
+    std::mutex refresh_mutex_;  // one refresh at a time
 
     std::mutex thread_mutex_;
     std::condition_variable wake_;

@@ -1,5 +1,6 @@
 #include "device.hpp"
 
+#include "availability.hpp"
 #include "context_scope.hpp"
 #include "stream_extension.hpp"
 
@@ -44,6 +45,7 @@ std::unique_ptr<CudaDevice> CudaDevice::open(sdk::Host host, sdk::Config config)
     // as known even when the driver is missing.
     Options o;
     o.driver = config.string("driver", "libcuda.so.1");
+    o.nvml = config.string("nvml", "libnvidia-ml.so.1");
     o.device = config.integer("device", 0, 0, 1 << 16);
     o.streams = config.integer("streams", 1, 1, kMaxOwnedStreams);
     o.max_windows = config.integer("max_windows", 65536, SlotTable::kChunkSlots,
@@ -61,7 +63,7 @@ std::unique_ptr<CudaDevice> CudaDevice::open(sdk::Host host, sdk::Config config)
 
 CudaDevice::CudaDevice(sdk::Host host, const Options& options) : host_(host), options_(options)
 {
-    driver_ = Driver::load(options_.driver);  // throws UNAVAILABLE with the reason
+    driver_ = Driver::load(options_.driver, options_.nvml);  // throws with the reason, classified
     api_ = &driver_->api();
     const DriverApi& api = *api_;
 
@@ -73,14 +75,16 @@ CudaDevice::CudaDevice(sdk::Host host, const Options& options) : host_(host), op
     };
 
     try {
+        // Opening calls that fail are classified (availability.hpp): only
+        // "no device here" is UNAVAILABLE; a driver that fails is an error.
+        auto opening = [&](const char* call, CUresult r) {
+            if (r != CUDA_SUCCESS)
+                throw_open_failure(driver_->path(), options_.nvml, call, r, driver_->error_name(r),
+                                   driver_->error_string(r));
+        };
         int count = 0;
-        CUresult r = api.device_get_count(&count);
-        if (r == CUDA_ERROR_NO_DEVICE || (r == CUDA_SUCCESS && count == 0))
-            throw sdk::Error(LAPSE_ERROR_UNAVAILABLE,
-                             "cuda: the CUDA driver '" + driver_->path() +
-                                 "' found no CUDA device (CUDA_ERROR_NO_DEVICE, 100). Check that a GPU is "
-                                 "present and visible (nvidia-smi, CUDA_VISIBLE_DEVICES)");
-        check("cuDeviceGetCount", r, LAPSE_ERROR_UNAVAILABLE);
+        opening("cuDeviceGetCount", api.device_get_count(&count));
+        if (count <= 0) throw_no_device(driver_->path(), options_.nvml, "cuDeviceGetCount: 0 devices");
         if (options_.device >= count)
             throw sdk::Error(LAPSE_ERROR_UNAVAILABLE,
                              "cuda: device " + std::to_string(options_.device) + " was asked for (`device`), but the "
@@ -90,7 +94,7 @@ CudaDevice::CudaDevice(sdk::Host host, const Options& options) : host_(host), op
         if (options_.submit_as_host_function && api.launch_host_func == nullptr)
             throw sdk::Error(LAPSE_ERROR_UNAVAILABLE, "cuda: submit = \"host\" needs cuLaunchHostFunc, which the driver '" +
                                                           driver_->path() + "' lacks (CUDA 10.0 or newer)");
-        check("cuDeviceGet", api.device_get(&cu_device_, static_cast<int>(options_.device)), LAPSE_ERROR_UNAVAILABLE);
+        opening("cuDeviceGet", api.device_get(&cu_device_, static_cast<int>(options_.device)));
         char name[100] = {};
         if (api.device_get_name(name, sizeof name - 1, cu_device_) != CUDA_SUCCESS) name[0] = '\0';
         name_ = std::string(name[0] != '\0' ? name : "CUDA device") + " (CUDA device " +
@@ -98,7 +102,7 @@ CudaDevice::CudaDevice(sdk::Host host, const Options& options) : host_(host), op
 
         // The primary context is the one the CUDA runtime uses: work the host
         // launches through the runtime on this device shares it with us.
-        check("cuDevicePrimaryCtxRetain", api.primary_ctx_retain(&context_, cu_device_), LAPSE_ERROR_UNAVAILABLE);
+        opening("cuDevicePrimaryCtxRetain", api.primary_ctx_retain(&context_, cu_device_));
         context_retained_ = true;
 
         ContextScope scope(api, context_);
@@ -162,10 +166,18 @@ void CudaDevice::teardown() noexcept
         ContextScope scope(api, context_);
         anchor_.reset();  // stops its thread first
         // Close runs the work still submitted: wait for our own streams. The
-        // host's registered streams are the host's to wait for; destroying an
-        // event still pending there is allowed (the driver frees it later).
+        // host's registered streams are the host's to wait for (destroying
+        // an event still pending there is allowed: the driver frees it
+        // later), except where host functions of ours are still pending:
+        // those are drained, or run here where the driver will not.
         for (uint32_t i = 0; i < owned_streams_ && streams_; ++i)
             if (CUstream s = streams_[i].handle.load(std::memory_order_acquire)) api.stream_synchronize(s);
+        for (uint32_t i = owned_streams_; i < stream_capacity_ && streams_; ++i)
+            if (host_calls_.pending_on(i))
+                if (CUstream s = streams_[i].handle.load(std::memory_order_acquire)) api.stream_synchronize(s);
+        if (std::size_t orphans = host_calls_.run_orphans(LAPSE_ALL_STREAMS); orphans > 0)
+            host_.warn("cuda: closing " + name_ + ": " + std::to_string(orphans) +
+                       " host function(s) the driver will not run (its context failed) ran on the closing thread");
         for (uint32_t i = 0, n = slots_.size(); i < n; ++i) {
             Slot& slot = slots_.at(i);
             if (slot.start != nullptr) api.event_destroy(slot.start);
@@ -178,175 +190,6 @@ void CudaDevice::teardown() noexcept
     if (context_retained_) api.primary_ctx_release(cu_device_);
     context_retained_ = false;
     context_ = nullptr;
-}
-
-// ---------------------------------------------------------------- streams
-
-CudaDevice::StreamEntry* CudaDevice::live_stream(lapse_stream stream) noexcept
-{
-    if (stream >= stream_capacity_) return nullptr;
-    StreamEntry& e = streams_[stream];
-    uint32_t kind = e.kind.load(std::memory_order_acquire);
-    return kind == kStreamOwned || kind == kStreamRegistered ? &e : nullptr;
-}
-
-lapse_status CudaDevice::bad_stream(lapse_error* error, const char* call, lapse_stream stream) const noexcept
-{
-    return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                      "cuda: %s: stream %u is not a stream of this device (its streams are 0..%u, plus streams "
-                      "registered through " LAPSE_CUDA_STREAM_EXTENSION ")",
-                      call, stream, owned_streams_ - 1);
-}
-
-void CudaDevice::describe(lapse_device_info& info)
-{
-    info.stream_count = stream_high_water_.load(std::memory_order_acquire);
-    info.capabilities = LAPSE_CAP_DEVICE_CLOCK | LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING |
-                        LAPSE_CAP_SPLIT_THREADS | LAPSE_CAP_HOST_TIMELINE;
-    std::snprintf(info.name, sizeof info.name, "%s", name_.c_str());
-}
-
-lapse_status CudaDevice::sync(lapse_stream stream, lapse_error* error)
-{
-    const DriverApi& api = *api_;
-    ContextScope scope(api, context_);
-    if (scope.result() != CUDA_SUCCESS) {
-        poison();
-        return cuda_fail(error, *driver_, "sync: cuCtxPushCurrent", scope.result());
-    }
-    auto one = [&](lapse_stream s, StreamEntry& e) -> lapse_status {
-        CUresult r = api.stream_synchronize(e.handle.load(std::memory_order_acquire));
-        if (r == CUDA_SUCCESS) return LAPSE_OK;
-        // The stream's work failed (or the context did): windows open now
-        // include that work, so they must not read as fast.
-        poison();
-        char call[64];
-        std::snprintf(call, sizeof call, "sync of stream %u: cuStreamSynchronize", s);
-        return cuda_fail(error, *driver_, call, r);
-    };
-    if (stream != LAPSE_ALL_STREAMS) {
-        StreamEntry* e = live_stream(stream);
-        if (e == nullptr) return bad_stream(error, "sync", stream);
-        return one(stream, *e);
-    }
-    lapse_status first = LAPSE_OK;
-    for (uint32_t s = 0, n = stream_high_water_.load(std::memory_order_acquire); s < n; ++s)
-        if (StreamEntry* e = live_stream(s)) {
-            lapse_status st = one(s, *e);
-            if (first == LAPSE_OK) first = st;
-        }
-    return first;
-}
-
-lapse_status CudaDevice::submit(lapse_stream stream, lapse_work_fn fn, void* user, lapse_error* error)
-{
-    StreamEntry* e = live_stream(stream);
-    if (e == nullptr) return bad_stream(error, "submit", stream);
-    // The host's launches go to the CUstream we hand it, under our context:
-    // in stream order with the windows recorded on the same stream.
-    ContextScope scope(*api_, context_);
-    if (scope.result() != CUDA_SUCCESS) {
-        poison();
-        return cuda_fail(error, *driver_, "submit: cuCtxPushCurrent", scope.result());
-    }
-    CUstream native = e->handle.load(std::memory_order_acquire);
-    if (!options_.submit_as_host_function) {
-        fn(user, native);
-        return LAPSE_OK;
-    }
-    // In stream order on the driver's thread: the stream waits while fn
-    // runs, so windows around it time it. The record is freed by the call.
-    struct HostCall {
-        lapse_work_fn fn;
-        void* user;
-        CUstream native;
-    };
-    auto* call = new HostCall{fn, user, native};
-    CUresult r = api_->launch_host_func(
-        native,
-        [](void* data) {
-            std::unique_ptr<HostCall> c(static_cast<HostCall*>(data));
-            c->fn(c->user, c->native);
-        },
-        call);
-    if (r != CUDA_SUCCESS) {
-        delete call;  // fn was not called: the caller still owns `user`
-        poison();
-        return cuda_fail(error, *driver_, "submit: cuLaunchHostFunc", r);
-    }
-    return LAPSE_OK;
-}
-
-lapse_status CudaDevice::register_stream(CUstream stream, lapse_stream* out, lapse_error* error)
-{
-    if (out == nullptr) return sdk::fail(error, LAPSE_ERROR_INVALID_ARGUMENT, "cuda: register_stream: out is null");
-    // 0, CU_STREAM_LEGACY (1) and CU_STREAM_PER_THREAD (2) are not streams
-    // of their own: windows on them would time whatever else runs there.
-    if (reinterpret_cast<uintptr_t>(stream) <= 2)
-        return sdk::fail(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                         "cuda: register_stream: the default stream (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) "
-                         "cannot be registered; create a stream with cuStreamCreate");
-    if (api_->stream_get_ctx != nullptr) {
-        CUcontext owner = nullptr;
-        CUresult r = api_->stream_get_ctx(stream, &owner);
-        if (r != CUDA_SUCCESS)
-            return cuda_fail(error, *driver_, "register_stream: cuStreamGetCtx", r, LAPSE_ERROR_INVALID_ARGUMENT);
-        if (owner != context_)
-            return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                              "cuda: register_stream: the stream belongs to another CUDA context; it must belong "
-                              "to %s's primary context (see the extension's `context`)",
-                              name_.c_str());
-    }
-    for (uint32_t i = owned_streams_; i < stream_capacity_; ++i) {
-        StreamEntry& e = streams_[i];
-        uint32_t expected = kStreamEmpty;
-        if (!e.kind.compare_exchange_strong(expected, kStreamReserved, std::memory_order_acq_rel)) continue;
-        e.handle.store(stream, std::memory_order_relaxed);
-        e.open_windows.store(0, std::memory_order_relaxed);
-        e.kind.store(kStreamRegistered, std::memory_order_release);
-        uint32_t hw = stream_high_water_.load(std::memory_order_relaxed);
-        while (hw < i + 1 && !stream_high_water_.compare_exchange_weak(hw, i + 1, std::memory_order_acq_rel)) {
-        }
-        *out = i;
-        return LAPSE_OK;
-    }
-    return sdk::failf(error, LAPSE_ERROR_CAPACITY,
-                      "cuda: register_stream: %lld streams are registered already (max_registered_streams); "
-                      "unregister one or raise the limit",
-                      static_cast<long long>(options_.max_registered_streams));
-}
-
-lapse_status CudaDevice::unregister_stream(lapse_stream stream, lapse_error* error)
-{
-    if (stream < owned_streams_)
-        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                          "cuda: unregister_stream: stream %u is one of the device's own streams", stream);
-    StreamEntry* e = live_stream(stream);
-    if (e == nullptr) return bad_stream(error, "unregister_stream", stream);
-    if (int64_t open = e->open_windows.load(std::memory_order_acquire); open != 0)
-        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                          "cuda: unregister_stream: %lld window(s) opened on stream %u are still open; close or "
-                          "abandon them first",
-                          static_cast<long long>(open), stream);
-    e->kind.store(kStreamReserved, std::memory_order_release);
-    e->handle.store(nullptr, std::memory_order_relaxed);
-    e->kind.store(kStreamEmpty, std::memory_order_release);
-    return LAPSE_OK;
-}
-
-lapse_status CudaDevice::native_stream(lapse_stream stream, CUstream* out, lapse_error* error)
-{
-    if (out == nullptr) return sdk::fail(error, LAPSE_ERROR_INVALID_ARGUMENT, "cuda: native_stream: out is null");
-    StreamEntry* e = live_stream(stream);
-    if (e == nullptr) return bad_stream(error, "native_stream", stream);
-    *out = e->handle.load(std::memory_order_acquire);
-    return LAPSE_OK;
-}
-
-const void* CudaDevice::extension(std::string_view id)
-{
-    if (id == LAPSE_CUDA_STREAM_EXTENSION) return &stream_ext_;
-    return nullptr;
 }
 
 // ---------------------------------------------------------------- the pool
@@ -457,13 +300,22 @@ lapse_status CudaDevice::profile_start(lapse_stream stream, lapse_token& token, 
     StreamEntry* e = live_stream(stream);
     if (e == nullptr) return bad_stream(error, "profile_start", stream);
 
+    ContextScope scope(*api_, context_);
+    CUresult r = scope.result();
+    CUstream native = e->handle.load(std::memory_order_acquire);
+    // An event recorded in a capture cannot be queried: on the host's own
+    // streams, where graphs are captured (PyTorch's CUDA graphs), refused
+    // here with the reason. The device's own streams skip the check (one
+    // driver call less on the hot path): a capture the host began on one
+    // inside submit fails that window alone, at resolve.
+    if (r == CUDA_SUCCESS && e->kind.load(std::memory_order_relaxed) == kStreamRegistered)
+        if (const char* why = capture_refusal(native)) return refuse_capture(error, "profile_start", stream, why);
+
     uint32_t index = 0;
     if (lapse_status st = take_slot(index, error); st < 0) return st;
     Slot& slot = slots_.at(index);
     uint64_t gen = word_generation(slot.word.load(std::memory_order_acquire));
 
-    ContextScope scope(*api_, context_);
-    CUresult r = scope.result();
     // Capture the error epoch before recording: an error from here on, up
     // to resolve, fails this window.
     slot.error_epoch = error_epoch_.load(std::memory_order_acquire);
@@ -471,9 +323,9 @@ lapse_status CudaDevice::profile_start(lapse_stream stream, lapse_token& token, 
     slot.stream = stream;
     slot.failure = LAPSE_OK;
     slot.end_recorded = false;
-    if (r == CUDA_SUCCESS) r = api_->event_record(slot.start, e->handle.load(std::memory_order_acquire));
+    if (r == CUDA_SUCCESS) r = api_->event_record(slot.start, native);
     if (r != CUDA_SUCCESS) {
-        poison();
+        if (!is_capture_error(r)) poison();
         // Nothing of this window is pending on the device; the slot can be
         // reused at once.
         release_slot(index, slot, gen);
@@ -534,7 +386,7 @@ lapse_status CudaDevice::profile_end(lapse_token token, uint32_t flags, lapse_er
     if (r == CUDA_SUCCESS) r = api_->event_record(slot->end, e.handle.load(std::memory_order_acquire));
     slot->end_recorded = r == CUDA_SUCCESS;
     if (r != CUDA_SUCCESS) {
-        poison();
+        if (!is_capture_error(r)) poison();
         slot->failure = LAPSE_ERROR_DEVICE;  // resolve answers FAILED; abandon also works
     }
     e.open_windows.fetch_sub(1, std::memory_order_relaxed);
@@ -647,7 +499,9 @@ CudaDevice::Step CudaDevice::resolve_one(const lapse_token& token, lapse_duratio
         r = anchor_->place(slot->anchor_seq, slot->start, start_ns);
     }
     if (r != CUDA_SUCCESS) {
-        poison();
+        // A capture error is this window's alone (its stream began a capture
+        // while it was open); anything else may be the context's.
+        if (!is_capture_error(r)) poison();
         status = cuda_fail(error, *driver_, call, r);
         failed(LAPSE_ERROR_DEVICE);
         quarantine_slot(index, *slot, gen);
@@ -718,7 +572,9 @@ lapse_status CudaDevice::resolve(const lapse_token* tokens, lapse_duration* out,
                                                         std::memory_order_acquire)) {
                         CUresult r = api_->event_synchronize(s->end);
                         s->word.store(slot_word(gen, SlotState::Closed), std::memory_order_release);
-                        if (r != CUDA_SUCCESS) poison();  // the next pass reports it as FAILED
+                        // The next pass reports it as FAILED (a capture
+                        // error only for this window).
+                        if (r != CUDA_SUCCESS && !is_capture_error(r)) poison();
                     }
                 }
             continue;

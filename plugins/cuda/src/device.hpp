@@ -8,6 +8,7 @@
 
 #include "anchor_clock.hpp"
 #include "driver.hpp"
+#include "host_calls.hpp"
 #include "window_slots.hpp"
 
 #include <lapse/cuda.h>
@@ -47,6 +48,7 @@ public:
 private:
     struct Options {
         std::string driver;
+        std::string nvml;  // asked about MIG when CUDA sees no device
         int64_t device = 0;
         int64_t streams = 1;
         int64_t max_windows = 0;
@@ -75,6 +77,7 @@ private:
     // The stream's entry if `stream` names a live stream, else null.
     StreamEntry* live_stream(lapse_stream stream) noexcept;
     lapse_status bad_stream(lapse_error* error, const char* call, lapse_stream stream) const noexcept;
+    lapse_status foreign_stream(CUcontext owner, lapse_error* error) noexcept;
 
     lapse_status take_slot(uint32_t& index, lapse_error* error) noexcept;
     bool reclaim_quarantined(uint32_t& index) noexcept;
@@ -85,6 +88,11 @@ private:
     Step resolve_one(const lapse_token& token, lapse_duration& out, lapse_status& status, lapse_error* error);
     lapse_status refuse_token(const lapse_token& token, uint64_t seen_word, uint64_t generation, const char* call,
                               lapse_error* error) const noexcept;
+    // Why a window or host function cannot go on `native` now (a graph
+    // capture), or null.
+    const char* capture_refusal(CUstream native) noexcept;
+    lapse_status refuse_capture(lapse_error* error, const char* call, lapse_stream stream,
+                                const char* why) const noexcept;
     // A CUDA error happened: every window open now reads FAILED.
     void poison() noexcept { error_epoch_.fetch_add(1, std::memory_order_acq_rel); }
 
@@ -104,6 +112,8 @@ private:
 
     std::atomic<uint64_t> error_epoch_{0};
     std::unique_ptr<AnchorClock> anchor_;
+
+    HostCalls host_calls_;  // after the streams: destroyed before them, drained in teardown
 
     SlotTable slots_;
     SlotStack free_;

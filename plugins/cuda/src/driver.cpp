@@ -1,5 +1,7 @@
 #include "driver.hpp"
 
+#include "availability.hpp"
+
 #include <lapse/sdk/error.hpp>
 
 #include <dlfcn.h>
@@ -42,17 +44,25 @@ const char* builtin_error_name(CUresult r) noexcept
     case CUDA_ERROR_SYSTEM_NOT_READY: return "CUDA_ERROR_SYSTEM_NOT_READY";
     case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
     case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
+    case CUDA_ERROR_NOT_PERMITTED: return "CUDA_ERROR_NOT_PERMITTED";
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: return "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
+    case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: return "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT";
+    case CUDA_ERROR_CAPTURED_EVENT: return "CUDA_ERROR_CAPTURED_EVENT";
+    case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: return "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD";
     case CUDA_ERROR_UNKNOWN: return "CUDA_ERROR_UNKNOWN";
     default: return "CUDA_ERROR_(unnamed)";
     }
 }
 
-// How one entry point is found: its base name and the API version whose
-// PFN_ typedef we call it through (for cuGetProcAddress_v2), then the exact
-// exported names to try with dlsym, newest first.
+// How one entry point is found: its base name and the API versions whose
+// PFN_ typedef we can call it through (for cuGetProcAddress_v2, newest
+// first, 0 = none), then the exact exported names to try with dlsym,
+// newest first. A version newer than the driver is not asked for: the
+// driver answers CUDA_ERROR_INVALID_VALUE to it.
 struct Symbol {
     const char* base;
-    int version;
+    int versions[2];
     const char* exported[2];
     bool required;
 };
@@ -67,7 +77,7 @@ Driver::~Driver()
     // runtime does; the test double is unaffected.
 }
 
-std::unique_ptr<Driver> Driver::load(const std::string& path_in)
+std::unique_ptr<Driver> Driver::load(const std::string& path_in, const std::string& nvml_path)
 {
     const std::string path = path_in.empty() ? kDefaultDriver : path_in;
     std::unique_ptr<Driver> d(new Driver());
@@ -96,18 +106,10 @@ std::unique_ptr<Driver> Driver::load(const std::string& path_in)
         unavailable("'" + path + "' is not a CUDA driver: it does not export cuInit. Set `driver` to the NVIDIA "
                     "driver's libcuda.so.1, or remove it to use the system's");
 
-    CUresult r = a.init(0);
-    if (r == CUDA_ERROR_STUB_LIBRARY)
-        unavailable("'" + path + "' is the CUDA toolkit's stub library (cuInit: CUDA_ERROR_STUB_LIBRARY, 34), "
-                    "not a driver: it exists only to link against. Install the NVIDIA driver and point "
-                    "`driver` at its libcuda.so.1 (or remove `driver`)");
-    if (r == CUDA_ERROR_NO_DEVICE)
-        unavailable("the CUDA driver '" + path + "' found no CUDA device (cuInit: CUDA_ERROR_NO_DEVICE, 100). "
-                    "Check that a GPU is present and visible (nvidia-smi, CUDA_VISIBLE_DEVICES)");
-    if (r != CUDA_SUCCESS)
-        unavailable("the CUDA driver '" + path + "' failed to initialise (cuInit: " + d->error_name(r) + ", " +
-                    std::to_string(static_cast<int>(r)) + ": " + d->error_string(r) +
-                    "). Check the driver installation (nvidia-smi) and that it matches the kernel module");
+    // The stub cannot name its own code; every other answer is classified
+    // in availability.cpp: "no CUDA here" or "a driver that failed".
+    if (CUresult r = a.init(0); r != CUDA_SUCCESS)
+        throw_open_failure(path, nvml_path, "cuInit", r, d->error_name(r), d->error_string(r));
 
     a.driver_get_version = reinterpret_cast<PFN_cuDriverGetVersion_v2020>(raw("cuDriverGetVersion"));
     if (a.driver_get_version == nullptr || a.driver_get_version(&d->version_) != CUDA_SUCCESS) d->version_ = 0;
@@ -116,25 +118,27 @@ std::unique_ptr<Driver> Driver::load(const std::string& path_in)
     auto gpa = reinterpret_cast<PFN_cuGetProcAddress_v12000>(raw("cuGetProcAddress_v2"));
 
     static const Symbol symbols[] = {
-        {"cuDeviceGetCount", 2000, {"cuDeviceGetCount", nullptr}, true},
-        {"cuDeviceGet", 2000, {"cuDeviceGet", nullptr}, true},
-        {"cuDeviceGetName", 2000, {"cuDeviceGetName", nullptr}, true},
-        {"cuDevicePrimaryCtxRetain", 7000, {"cuDevicePrimaryCtxRetain", nullptr}, true},
-        {"cuDevicePrimaryCtxRelease", 11000, {"cuDevicePrimaryCtxRelease_v2", nullptr}, true},
-        {"cuCtxGetCurrent", 4000, {"cuCtxGetCurrent", nullptr}, true},
-        {"cuCtxPushCurrent", 4000, {"cuCtxPushCurrent_v2", nullptr}, true},
-        {"cuCtxPopCurrent", 4000, {"cuCtxPopCurrent_v2", nullptr}, true},
-        {"cuStreamCreate", 2000, {"cuStreamCreate", nullptr}, true},
-        {"cuStreamDestroy", 4000, {"cuStreamDestroy_v2", nullptr}, true},
-        {"cuStreamSynchronize", 2000, {"cuStreamSynchronize", nullptr}, true},
-        {"cuStreamGetCtx", 9020, {"cuStreamGetCtx", nullptr}, false},
-        {"cuLaunchHostFunc", 10000, {"cuLaunchHostFunc", nullptr}, false},
-        {"cuEventCreate", 2000, {"cuEventCreate", nullptr}, true},
-        {"cuEventDestroy", 4000, {"cuEventDestroy_v2", nullptr}, true},
-        {"cuEventRecord", 2000, {"cuEventRecord", nullptr}, true},
-        {"cuEventQuery", 2000, {"cuEventQuery", nullptr}, true},
-        {"cuEventSynchronize", 2000, {"cuEventSynchronize", nullptr}, true},
-        {"cuEventElapsedTime", 12080, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, true},
+        {"cuDeviceGetCount", {2000, 0}, {"cuDeviceGetCount", nullptr}, true},
+        {"cuDeviceGet", {2000, 0}, {"cuDeviceGet", nullptr}, true},
+        {"cuDeviceGetName", {2000, 0}, {"cuDeviceGetName", nullptr}, true},
+        {"cuDevicePrimaryCtxRetain", {7000, 0}, {"cuDevicePrimaryCtxRetain", nullptr}, true},
+        {"cuDevicePrimaryCtxRelease", {11000, 0}, {"cuDevicePrimaryCtxRelease_v2", nullptr}, true},
+        {"cuCtxGetCurrent", {4000, 0}, {"cuCtxGetCurrent", nullptr}, true},
+        {"cuCtxPushCurrent", {4000, 0}, {"cuCtxPushCurrent_v2", nullptr}, true},
+        {"cuCtxPopCurrent", {4000, 0}, {"cuCtxPopCurrent_v2", nullptr}, true},
+        {"cuStreamCreate", {2000, 0}, {"cuStreamCreate", nullptr}, true},
+        {"cuStreamDestroy", {4000, 0}, {"cuStreamDestroy_v2", nullptr}, true},
+        {"cuStreamSynchronize", {2000, 0}, {"cuStreamSynchronize", nullptr}, true},
+        {"cuStreamGetCtx", {9020, 0}, {"cuStreamGetCtx", nullptr}, false},
+        {"cuLaunchHostFunc", {10000, 0}, {"cuLaunchHostFunc", nullptr}, false},
+        {"cuStreamIsCapturing", {10000, 0}, {"cuStreamIsCapturing", nullptr}, false},
+        {"cuCtxGetDevice", {2000, 0}, {"cuCtxGetDevice", nullptr}, false},
+        {"cuEventCreate", {2000, 0}, {"cuEventCreate", nullptr}, true},
+        {"cuEventDestroy", {4000, 0}, {"cuEventDestroy_v2", nullptr}, true},
+        {"cuEventRecord", {2000, 0}, {"cuEventRecord", nullptr}, true},
+        {"cuEventQuery", {2000, 0}, {"cuEventQuery", nullptr}, true},
+        {"cuEventSynchronize", {2000, 0}, {"cuEventSynchronize", nullptr}, true},
+        {"cuEventElapsedTime", {12080, 2000}, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, true},
     };
     void** slots[] = {
         reinterpret_cast<void**>(&a.device_get_count),   reinterpret_cast<void**>(&a.device_get),
@@ -143,7 +147,8 @@ std::unique_ptr<Driver> Driver::load(const std::string& path_in)
         reinterpret_cast<void**>(&a.ctx_push_current),   reinterpret_cast<void**>(&a.ctx_pop_current),
         reinterpret_cast<void**>(&a.stream_create),      reinterpret_cast<void**>(&a.stream_destroy),
         reinterpret_cast<void**>(&a.stream_synchronize), reinterpret_cast<void**>(&a.stream_get_ctx),
-        reinterpret_cast<void**>(&a.launch_host_func),
+        reinterpret_cast<void**>(&a.launch_host_func),   reinterpret_cast<void**>(&a.stream_is_capturing),
+        reinterpret_cast<void**>(&a.ctx_get_device),
         reinterpret_cast<void**>(&a.event_create),       reinterpret_cast<void**>(&a.event_destroy),
         reinterpret_cast<void**>(&a.event_record),       reinterpret_cast<void**>(&a.event_query),
         reinterpret_cast<void**>(&a.event_synchronize),  reinterpret_cast<void**>(&a.event_elapsed_time),
@@ -154,20 +159,24 @@ std::unique_ptr<Driver> Driver::load(const std::string& path_in)
     for (std::size_t i = 0; i < sizeof symbols / sizeof symbols[0]; ++i) {
         const Symbol& s = symbols[i];
         void* fn = nullptr;
-        if (gpa != nullptr) {
+        for (int version : s.versions) {
+            if (gpa == nullptr || fn != nullptr || version == 0) break;
+            if (d->version_ != 0 && version > d->version_) continue;
             CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
             // LEGACY_STREAM: the default-stream flavour of each call must not
             // depend on how the host process was compiled.
-            if (gpa(s.base, &fn, s.version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) != CUDA_SUCCESS ||
+            if (gpa(s.base, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) != CUDA_SUCCESS ||
                 found != CU_GET_PROC_ADDRESS_SUCCESS)
                 fn = nullptr;
             if (fn != nullptr) any_through_gpa = true;
         }
         for (const char* name : s.exported)
             if (fn == nullptr && name != nullptr) fn = raw(name);
+        // A driver is here, too old for us: a failure, not "no GPU".
         if (fn == nullptr && s.required)
-            unavailable("the CUDA driver '" + path + "' (version " + std::to_string(d->version_) +
-                        ") lacks " + s.base + ", which this plugin needs: update the NVIDIA driver");
+            throw sdk::Error(LAPSE_ERROR_UNSUPPORTED, "cuda: the CUDA driver '" + path + "' (version " +
+                                                          std::to_string(d->version_) + ") lacks " + s.base +
+                                                          ", which this plugin needs: update the NVIDIA driver");
         *slots[i] = fn;
     }
     d->used_get_proc_address_ = any_through_gpa;

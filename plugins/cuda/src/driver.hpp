@@ -39,6 +39,8 @@ struct DriverApi {
     PFN_cuStreamSynchronize_v2000 stream_synchronize = nullptr;
     PFN_cuStreamGetCtx_v9020 stream_get_ctx = nullptr;  // optional: checks registered streams
     PFN_cuLaunchHostFunc_v10000 launch_host_func = nullptr;  // optional: submit = "host"
+    PFN_cuStreamIsCapturing_v10000 stream_is_capturing = nullptr;  // optional: refuses windows in a capture
+    PFN_cuCtxGetDevice_v2000 ctx_get_device = nullptr;  // optional: names a foreign stream's device
     PFN_cuEventCreate_v2000 event_create = nullptr;
     PFN_cuEventDestroy_v4000 event_destroy = nullptr;
     PFN_cuEventRecord_v2000 event_record = nullptr;
@@ -52,11 +54,13 @@ struct DriverApi {
 class Driver {
 public:
     // Opens `path` (a bare name searches the system's library path), runs
-    // cuInit and resolves every entry point. Throws sdk::Error with
-    // LAPSE_ERROR_UNAVAILABLE and a message that says which case it is (no
-    // library, not a driver, the toolkit's stub, no device, init failure)
-    // and what to do about it.
-    static std::unique_ptr<Driver> load(const std::string& path);
+    // cuInit and resolves every entry point. Throws sdk::Error:
+    // LAPSE_ERROR_UNAVAILABLE where there is no usable CUDA here (no
+    // library, not a driver, the toolkit's stub, no device and no MIG GPU,
+    // which `nvml_path` is asked about), LAPSE_ERROR_DEVICE where a driver
+    // failed (see availability.hpp), LAPSE_ERROR_UNSUPPORTED for a driver
+    // too old; the message says which case it is and what to do about it.
+    static std::unique_ptr<Driver> load(const std::string& path, const std::string& nvml_path);
 
     ~Driver();
     Driver(const Driver&) = delete;
@@ -83,6 +87,14 @@ private:
     bool used_get_proc_address_ = false;
     DriverApi api_;
 };
+
+// The errors of CUDA graph capture (900..908): the answer about one
+// stream's capture, not a failure of the device or its context, so they
+// fail the window that met them and poison no other.
+inline bool is_capture_error(CUresult r) noexcept
+{
+    return r >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && r <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+}
 
 // Fills `error` with "<call> failed: <NAME> (<description>)" and returns
 // `status`. Only on the error path: it formats.

@@ -36,8 +36,17 @@ typedef struct lapse_cuda_stream_ext {
     /* Makes the host's `stream` a lapse stream of `device` and writes its
      * index to *out (at or above the device's own stream count). The stream
      * must belong to the device's context (the device's primary context,
-     * see `context`): LAPSE_ERROR_INVALID_ARGUMENT otherwise. The host keeps
-     * owning the stream and must not destroy it before unregistering it.
+     * see `context`): LAPSE_ERROR_INVALID_ARGUMENT otherwise, naming the
+     * device the stream's context is on. NULL and CU_STREAM_LEGACY register
+     * the context's legacy default stream (windows on it follow its implicit
+     * synchronisation with the context's blocking streams: see the plugin's
+     * README); CU_STREAM_PER_THREAD is refused (it is another stream on each
+     * thread, and a window may close on another thread).
+     * The contract on the handle, which the plugin cannot check: `stream`
+     * is a live stream the host created and keeps alive until
+     * unregister_stream returned (cuStreamGetCtx on a destroyed handle is
+     * undefined behaviour in CUDA, not an error code). What it can check,
+     * it does: the context and, through it, the device.
      * Registering the same CUstream twice yields two indices.
      * LAPSE_ERROR_CAPACITY when `max_registered_streams` are registered.
      * [thread-safe] */
@@ -47,7 +56,9 @@ typedef struct lapse_cuda_stream_ext {
     /* Forgets a registered stream; its index may be handed out again later.
      * Refused (LAPSE_ERROR_INVALID_ARGUMENT) while windows opened on it are
      * still open: close or abandon them first. Windows already closed on it
-     * still resolve afterwards. Refuses the device's own streams.
+     * still resolve afterwards. Work submitted to it with submit = "host"
+     * and not yet run is waited for first, so that the host may destroy the
+     * stream once this returns. Refuses the device's own streams.
      * [any thread, not concurrently with other calls that name this stream] */
     lapse_status (*unregister_stream)(lapse_device* device, lapse_stream stream, lapse_error* error);
 
