@@ -3,6 +3,7 @@
 #include "timestamp_math.hpp"
 #include "token.hpp"
 
+#include <lapse/sdk/duration.hpp>
 #include <lapse/sdk/error.hpp>
 
 #include <algorithm>
@@ -622,14 +623,11 @@ void Stream::reclaim() noexcept
 
 namespace {
 
+// A final state without times (NOT_MEASURED, FAILED): the SDK's writer, so
+// a FAILED duration reads the same as every other plugin's (method NONE).
 void set_final(lapse_duration& d, lapse_duration_state state, lapse_status failure = LAPSE_OK) noexcept
 {
-    d.state = state;
-    d.method = state == LAPSE_DURATION_READY ? LAPSE_TIMING_DEVICE : LAPSE_TIMING_NONE;
-    d.clock_domain = LAPSE_CLOCK_NONE;
-    d.start_ns = 0;
-    d.end_ns = 0;
-    d.failure = failure;
+    sdk::set_duration(d, state, failure);
 }
 
 }  // namespace
