@@ -100,9 +100,9 @@ private:
     Buffers* buffers_;
 };
 
-// The flags a Duration keeps (it has four bits for them); unknown ones are
-// dropped, as a reader of an older minor version would.
-constexpr uint32_t known_duration_flags = LAPSE_DURATION_WORK_QUEUED | LAPSE_DURATION_HOLDS_EARLIER_WORK;
+// The flags a Duration keeps; unknown ones are dropped, as a reader of an
+// older minor version would.
+constexpr uint32_t known_duration_flags = detail::tag_flags_kept;
 
 std::string impossible_message(const char* plugin, const char* why, const lapse_duration& r)
 {

@@ -132,21 +132,24 @@ class Window;
 
 namespace detail {
 // Stream, state, method, clock domain, flags and queued operations in one
-// word: stream in the low 32 bits, then four bits each for state, method,
-// domain and flags (the core checks state, method and domain against their
-// enums before it stores them, and keeps the four lowest LAPSE_DURATION_*
-// flags), and the 16-bit queued_ops on top. See DurationFields.
+// word: stream in the low 32 bits; the state in a whole byte (a hot loop
+// tests failed() on every window: a byte compare, no mask); three bits each
+// for method and domain (the core checks both against their enums before
+// it stores them); the two LAPSE_DURATION_* flags; the 16-bit queued_ops
+// on top. See DurationFields.
 inline constexpr int tag_state_shift = 32;
-inline constexpr int tag_method_shift = 36;
-inline constexpr int tag_domain_shift = 40;
-inline constexpr int tag_flags_shift = 44;
+inline constexpr int tag_method_shift = 40;
+inline constexpr int tag_domain_shift = 43;
+inline constexpr int tag_flags_shift = 46;
 inline constexpr int tag_queued_shift = 48;
+inline constexpr uint32_t tag_flags_kept = LAPSE_DURATION_WORK_QUEUED | LAPSE_DURATION_HOLDS_EARLIER_WORK;
+static_assert(tag_flags_kept == 0x3, "two flag bits in the tags word");
 constexpr uint64_t pack_duration_tags(Stream stream, DurationState state, TimingMethod method = TimingMethod::none,
                                       ClockDomain domain = ClockDomain::none, uint32_t flags = 0,
                                       uint32_t queued_ops = 0) noexcept
 {
-    return uint64_t{stream} | uint64_t(state) << tag_state_shift | uint64_t(method) << tag_method_shift |
-           uint64_t(domain) << tag_domain_shift | uint64_t(flags & 0xF) << tag_flags_shift |
+    return uint64_t{stream} | uint64_t(state) << tag_state_shift | uint64_t(uint32_t(method) & 0x7) << tag_method_shift |
+           uint64_t(uint32_t(domain) & 0x7) << tag_domain_shift | uint64_t(flags & tag_flags_kept) << tag_flags_shift |
            uint64_t(queued_ops & 0xFFFF) << tag_queued_shift;
 }
 static_assert(LAPSE_DURATION_QUEUED_OPS_MAX == 0xFFFF, "queued_ops has 16 bits in the tags word");
@@ -206,14 +209,14 @@ public:
             detail::release_parts(device_, token_words(), note_);
     }
 
-    DurationState state() const noexcept { return static_cast<DurationState>(tag_nibble(detail::tag_state_shift)); }
+    DurationState state() const noexcept { return static_cast<DurationState>(static_cast<uint8_t>(tags_ >> 32)); }
     bool pending() const noexcept { return state() == DurationState::pending; }
     bool ready() const noexcept { return state() == DurationState::ready; }
     bool failed() const noexcept { return state() == DurationState::failed; }
     // How it was measured; none while pending and when not measured.
-    TimingMethod method() const noexcept { return static_cast<TimingMethod>(tag_nibble(detail::tag_method_shift)); }
+    TimingMethod method() const noexcept { return static_cast<TimingMethod>(tag_bits(detail::tag_method_shift, 0x7)); }
     // LAPSE_DURATION_* flags of a READY duration (0 otherwise).
-    uint32_t flags() const noexcept { return tag_nibble(detail::tag_flags_shift); }
+    uint32_t flags() const noexcept { return tag_bits(detail::tag_flags_shift, detail::tag_flags_kept); }
     // Work registered in the window was still queued when it closed
     // without flush (a batching backend): the number covers what ran.
     bool work_queued() const noexcept { return (flags() & LAPSE_DURATION_WORK_QUEUED) != 0; }
@@ -233,7 +236,7 @@ public:
     {
         if (!ready()) return std::nullopt;
         return Interval{static_cast<int64_t>(first_), static_cast<int64_t>(second_),
-                        static_cast<ClockDomain>(tag_nibble(detail::tag_domain_shift)), method(), flags(),
+                        static_cast<ClockDomain>(tag_bits(detail::tag_domain_shift, 0x7)), method(), flags(),
                         queued_ops()};
     }
 
@@ -257,7 +260,7 @@ private:
     friend class Device;
     friend class detail::DeviceCore;
 
-    uint32_t tag_nibble(int shift) const noexcept { return static_cast<uint32_t>(tags_ >> shift) & 0xF; }
+    uint32_t tag_bits(int shift, uint32_t mask) const noexcept { return static_cast<uint32_t>(tags_ >> shift) & mask; }
     // Keeps the stream, replaces the rest of tags_.
     void set_state(DurationState state, TimingMethod method = TimingMethod::none,
                    ClockDomain domain = ClockDomain::none) noexcept
