@@ -82,7 +82,7 @@ bool ForwardDevice::every_stream_opens_windows() noexcept
         lapse_token probe{};
         lapse_error ignored = sdk::make_error();
         if (ip_->profile_start(idev_, s, &probe, &ignored) != LAPSE_OK) return false;
-        ip_->profile_abandon(idev_, probe);
+        abandon_inner(probe);
     }
     return true;
 }
@@ -364,13 +364,19 @@ lapse_status ForwardDevice::close_segment(SegmentedStream& s, uint32_t flags, la
     s.inner_open = false;
     Segment& g = s.log.back();
     lapse_end_options options{sizeof(lapse_end_options), flags};
-    lapse_status status = ip_->profile_end(idev_, g.inner, &options, error);
+    lapse_status status;
+    try {
+        status = ip_->profile_end(idev_, g.inner, &options, error);
+    } catch (...) {
+        // An inner plugin built without the SDK may throw; this is noexcept.
+        status = sdk::fail(error, LAPSE_ERROR_INTERNAL, "forward: the inner backend's profile_end threw");
+    }
     if (status >= 0) {
         g.state = Segment::kClosed;
         return LAPSE_OK;
     }
     // Free the inner stream's one window so the next segment can open.
-    ip_->profile_abandon(idev_, g.inner);
+    abandon_inner(g.inner);
     g = SegmentLog::lost(g.refs, status);
     return status;
 }
@@ -394,10 +400,24 @@ lapse_status ForwardDevice::open_segment(SegmentedStream& s, lapse_stream stream
 
 // ---- abandon -------------------------------------------------------------
 
+void ForwardDevice::abandon_inner(lapse_token inner) noexcept
+{
+    try {
+        ip_->profile_abandon(idev_, inner);
+    } catch (...) {
+        // Abandon cannot fail; an inner plugin built without the SDK may
+        // throw from it anyway, and this runs where a throw terminates.
+    }
+}
+
 void ForwardDevice::profile_abandon(lapse_token token) noexcept
 {
     if (passthrough()) {
-        window_.plugin->profile_abandon(window_.device, token);
+        try {
+            window_.plugin->profile_abandon(window_.device, token);
+        } catch (...) {
+            // As abandon_inner.
+        }
         return;
     }
     Table::Slot* slot = nullptr;
@@ -414,7 +434,7 @@ void ForwardDevice::profile_abandon(lapse_token token) noexcept
     }
     switch (w.kind) {
     case Kind::kInner:
-        ip_->profile_abandon(idev_, w.inner);
+        abandon_inner(w.inner);
         break;
     case Kind::kSegmented: {
         SegmentedStream& s = streams_[w.stream];
@@ -443,7 +463,7 @@ void ForwardDevice::release_segments(SegmentedStream& s, uint64_t first, uint64_
     for (uint64_t seq = first; seq <= last; ++seq) {
         Segment& g = s.log.at(seq);
         if (--g.refs > 0) continue;
-        if (g.state == Segment::kClosed) ip_->profile_abandon(idev_, g.inner);
+        if (g.state == Segment::kClosed) abandon_inner(g.inner);
         g.state = Segment::kReleased;
     }
     s.log.trim();

@@ -144,6 +144,8 @@ private:
     // that poisons them. Caller holds s.lock.
     lapse_status open_segment(SegmentedStream& s, lapse_stream stream, uint32_t refs, lapse_error* error);
     void release_segments(SegmentedStream& s, uint64_t first, uint64_t last) noexcept;
+    // The inner backend's abandon, which must not throw out of here.
+    void abandon_inner(lapse_token inner) noexcept;
     // Resolves one segmented window into `out`; false while it is pending.
     bool resolve_segmented(const Window& w, lapse_duration& out, uint64_t deadline_ns, lapse_status& status,
                            lapse_error* error);

@@ -281,7 +281,12 @@ void FusionDevice::mark_queued(lapse_token token, uint64_t ops) noexcept
 
 void FusionDevice::profile_abandon(lapse_token token) noexcept
 {
-    ip_->profile_abandon(idev_, token);
+    try {
+        ip_->profile_abandon(idev_, token);
+    } catch (...) {
+        // Abandon cannot fail; an inner plugin built without the SDK may
+        // throw from it anyway, and a throw out of here terminates.
+    }
     uint32_t ignored = 0;
     if (!marks_.empty()) marks_.take(token.id, ignored);
 }

@@ -107,3 +107,23 @@ TEST_CASE("a throwing get_extension reads as no extension", "[throws]")
     lapse::Device device = open_throwing("extension");
     CHECK(device.extension("lapse.anything/1") == nullptr);
 }
+
+TEST_CASE("a plugin under forward or fusion that throws from abandon does not terminate the host", "[throws]")
+{
+    static lapse::Runtime runtime(lapse::RuntimeOptions{{test::fixture_dir()}, nullptr});
+    const char* layer = GENERATE("plugin = \"forward\"\nown_tokens = true\n", "plugin = \"forward\"\n",
+                                 "plugin = \"fusion\"\n");
+    const char* inner = GENERATE("", "single_window = true\n");
+    INFO(layer << inner);
+    lapse::Device device = runtime.open(config(std::string("[backend]\n") + layer +
+                                               "[backend.inner]\nplugin = \"misbehaving\"\nthrows = \"abandon\"\n" +
+                                               inner));
+    {
+        lapse::Window w = device.profile_start(0);
+    }
+    {
+        lapse::Duration d = device.profile(0, [] {});
+    }
+    lapse::Duration kept = device.profile(0, [] {});
+    CHECK(kept.resolve().has_value());
+}
