@@ -143,23 +143,6 @@ void set_note_message(WindowNote*& note, std::string message)
     note->message = std::move(message);
 }
 
-lapse_status plugin_threw(const lapse_plugin* plugin, const char* call, lapse_error& error) noexcept
-{
-    const char* who = plugin != nullptr && plugin->name != nullptr ? plugin->name : "(unnamed)";
-    const char* what = "an exception that is not a std::exception";
-    try {
-        throw;
-    } catch (const std::exception& e) {
-        what = e.what();
-    } catch (...) {
-    }
-    error.code = LAPSE_ERROR_INTERNAL;
-    std::snprintf(error.message, sizeof error.message,
-                  "plugin '%s': %s threw a C++ exception across the C ABI (a plugin must return a status): %s", who,
-                  call, what);
-    return LAPSE_ERROR_INTERNAL;
-}
-
 void abandon_token(DeviceCore* device, lapse_token token) noexcept
 {
     if (device == nullptr || device->closed || device->windows.plugin == nullptr) return;
@@ -195,79 +178,13 @@ void work_failed(DeviceCore* device, std::exception_ptr error) noexcept
     if (device != nullptr) device->work_failed(std::move(error));
 }
 
-namespace {
-// sdk::window_dispatch_target, with the plugin's get_extension behind a
-// catch: the SDK's version is noexcept, and a plugin built without the SDK
-// may throw from it (the device is then its own target).
-lapse_window_dispatch guarded_dispatch_target(const lapse_plugin* plugin, lapse_device* device) noexcept
-{
-    const lapse_window_dispatch self{sizeof(lapse_window_dispatch), 0, plugin, device};
-    if (plugin == nullptr || device == nullptr || plugin->get_extension == nullptr) return self;
-    try {
-        if (plugin->get_extension(device, LAPSE_WINDOW_DISPATCH_EXTENSION) == nullptr) return self;
-    } catch (...) {
-        return self;
-    }
-    return sdk::window_dispatch_target(plugin, device);
-}
-}  // namespace
-
 DeviceCore::DeviceCore(OpenedBackend opened, DeviceInfo info_, std::shared_ptr<RuntimeState> runtime_) noexcept
     : backend(std::move(opened)), plugin(backend.plugin), device(backend.device),
-      windows(guarded_dispatch_target(plugin, device)), info(std::move(info_)), runtime(std::move(runtime_))
+      windows(guarded_window_dispatch_target(plugin, device)), info(std::move(info_)), runtime(std::move(runtime_))
 {
 }
 
 DeviceCore::~DeviceCore() { close_opened(backend); }
-
-namespace {
-// The closed shells, for the life of the process: reachable (so leak
-// checkers see no leak) and never destroyed (so a Duration destroyed by a
-// static destructor after this list still finds its shell).
-std::mutex& retired_mutex() noexcept
-{
-    static std::mutex* m = new std::mutex;
-    return *m;
-}
-std::vector<DeviceCore*>& retired_cores() noexcept
-{
-    static auto* cores = new std::vector<DeviceCore*>;
-    return *cores;
-}
-}  // namespace
-
-void DeviceCore::shut_down() noexcept
-{
-    closed = true;
-    windows = lapse_window_dispatch{};
-    close_opened(backend);  // the plugin's device, then its file
-    plugin = nullptr;
-    device = nullptr;
-    info = DeviceInfo{};
-    runtime.reset();
-    {
-        std::lock_guard lock(session_mutex);
-        session.reset();
-    }
-    std::lock_guard lock(work_mutex_);
-    work_error_ = nullptr;
-    has_work_error_.store(false, std::memory_order_relaxed);
-}
-
-void DeviceCore::retire(std::unique_ptr<DeviceCore> core) noexcept
-{
-    if (!core) return;
-    core->shut_down();
-    try {
-        std::lock_guard lock(retired_mutex());
-        retired_cores().push_back(core.get());
-        core.release();
-    } catch (...) {
-        // Out of memory for one pointer: the shell stays reachable from
-        // nowhere, which is a leak and never a dangling pointer.
-        (void)core.release();
-    }
-}
 
 void DeviceCore::refresh_info()
 {

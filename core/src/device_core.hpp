@@ -82,6 +82,10 @@ private:
     std::exception_ptr work_error_;
 };
 
+// sdk::window_dispatch_target, with the plugin's get_extension behind a
+// catch (the SDK's version is noexcept). plugin_calls.cpp.
+lapse_window_dispatch guarded_window_dispatch_target(const lapse_plugin* plugin, lapse_device* device) noexcept;
+
 int64_t monotonic_now_ns() noexcept;
 uint64_t current_thread_id() noexcept;
 WindowNote* make_note(std::string_view name);
