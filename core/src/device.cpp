@@ -6,12 +6,14 @@
 #include "runtime_state.hpp"
 
 #include <lapse/core/session.hpp>
+#include <lapse/sdk/duration.hpp>
 #include <lapse/sdk/error.hpp>
 #include <lapse/sdk/window_dispatch.hpp>
 
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <ctime>
 #include <limits>
 #include <vector>
@@ -98,6 +100,17 @@ private:
     Buffers* buffers_;
 };
 
+// The flags a Duration keeps; unknown ones are dropped, as a reader of an
+// older minor version would.
+constexpr uint32_t known_duration_flags = detail::tag_flags_kept;
+
+std::string impossible_message(const char* plugin, const char* why, const lapse_duration& r)
+{
+    return "resolve: plugin '" + std::string(plugin) + "' returned an impossible duration, " + why + " (state " +
+           std::to_string(r.state) + ", start " + std::to_string(r.start_ns) + ", end " + std::to_string(r.end_ns) +
+           ", method " + std::to_string(r.method) + ", clock " + std::to_string(r.clock_domain) + ")";
+}
+
 }  // namespace
 
 int64_t monotonic_now_ns() noexcept
@@ -132,8 +145,14 @@ void set_note_message(WindowNote*& note, std::string message)
 
 void abandon_token(DeviceCore* device, lapse_token token) noexcept
 {
-    if (device != nullptr && device->windows.plugin != nullptr)
+    if (device == nullptr || device->closed || device->windows.plugin == nullptr) return;
+    try {
         device->windows.plugin->profile_abandon(device->windows.device, token);
+    } catch (...) {
+        // Abandon cannot fail: it runs in destructors and during unwinding,
+        // where a throw would terminate the host. The plugin is broken; the
+        // window is given up all the same.
+    }
 }
 
 void free_note(WindowNote* note) noexcept { delete note; }
@@ -161,11 +180,29 @@ void work_failed(DeviceCore* device, std::exception_ptr error) noexcept
 
 DeviceCore::DeviceCore(OpenedBackend opened, DeviceInfo info_, std::shared_ptr<RuntimeState> runtime_) noexcept
     : backend(std::move(opened)), plugin(backend.plugin), device(backend.device),
-      windows(sdk::window_dispatch_target(plugin, device)), info(std::move(info_)), runtime(std::move(runtime_))
+      windows(guarded_window_dispatch_target(plugin, device)), info(std::move(info_)), runtime(std::move(runtime_))
 {
 }
 
 DeviceCore::~DeviceCore() { close_opened(backend); }
+
+void DeviceCore::refresh_info()
+{
+    lapse_device_info raw{};
+    raw.struct_size = sizeof(lapse_device_info);
+    CallError error;
+    lapse_status s;
+    try {
+        s = plugin->describe(device, &raw, &error.e);
+    } catch (...) {
+        s = plugin_threw(plugin, "describe", error.e);
+    }
+    if (s < 0) throw Error(s, "refresh_info: " + error.describe("describe", s));
+    raw.name[sizeof raw.name - 1] = '\0';
+    info.name = raw.name;
+    info.stream_count = raw.stream_count;
+    info.capabilities = raw.capabilities;
+}
 
 void DeviceCore::work_failed(std::exception_ptr error) noexcept
 {
@@ -209,12 +246,21 @@ void DeviceCore::record(const Duration& d)
         r.domain = interval->domain;
     }
     r.failure = d.error_status();
+    r.flags = d.flags();
+    r.queued_ops = d.queued_ops();
     target->add(std::move(r));
 }
 
 void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono::nanoseconds timeout)
 {
     if (count == 0) return;
+    if (closed) {
+        for (std::size_t i = 0; i < count; ++i) {
+            items[i]->device_ = nullptr;  // the plugin let every window go when it closed
+            fail(*items[i], LAPSE_ERROR_CLOSED, "resolve: the device was closed before this window resolved");
+        }
+        return;
+    }
     // Small batches (one Duration::resolve, a handful of windows) stay on the
     // stack: resolving in a loop should not allocate.
     constexpr std::size_t inline_capacity = 16;
@@ -241,7 +287,12 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
     std::string first_message;
     for (std::size_t at = 0; at < count;) {
         uint32_t n = static_cast<uint32_t>(std::min<std::size_t>(count - at, std::numeric_limits<uint32_t>::max()));
-        lapse_status s = plugin->resolve(device, tokens + at, out + at, n, to_timeout_ns(timeout), &error.e);
+        lapse_status s;
+        try {
+            s = plugin->resolve(device, tokens + at, out + at, n, to_timeout_ns(timeout), &error.e);
+        } catch (...) {
+            s = plugin_threw(plugin, "resolve", error.e);  // what it did not answer is given up below
+        }
         if (s < 0 && status >= 0) {
             status = s;
             first_message = error.describe("resolve", s);
@@ -256,19 +307,15 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
         switch (r.state) {
         case LAPSE_DURATION_PENDING: continue;  // still on the device; may be resolved again
         case LAPSE_DURATION_READY: {
-            bool method_ok = r.method == LAPSE_TIMING_SYSTEM || r.method == LAPSE_TIMING_DEVICE;
-            bool domain_ok = r.clock_domain == LAPSE_CLOCK_HOST_MONOTONIC || r.clock_domain == LAPSE_CLOCK_DEVICE;
             d.device_ = nullptr;  // the plugin released the window
-            if (!method_ok || !domain_ok || r.end_ns < r.start_ns) {
+            if (const char* why = sdk::impossible_duration(r)) {
                 // A number we cannot trust is worse than none.
-                fail(d, LAPSE_ERROR_INTERNAL,
-                     "resolve: plugin '" + std::string(who) + "' returned an impossible duration (start " +
-                         std::to_string(r.start_ns) + ", end " + std::to_string(r.end_ns) + ", method " +
-                         std::to_string(r.method) + ", clock " + std::to_string(r.clock_domain) + ")");
+                fail(d, LAPSE_ERROR_INTERNAL, impossible_message(who, why, r));
                 break;
             }
+            const uint32_t flags = r.flags & known_duration_flags;
             d.set_ready(static_cast<TimingMethod>(r.method), static_cast<ClockDomain>(r.clock_domain), r.start_ns,
-                        r.end_ns);
+                        r.end_ns, flags, (flags & LAPSE_DURATION_WORK_QUEUED) != 0 ? r.queued_ops : 0u);
             break;
         }
         case LAPSE_DURATION_NOT_MEASURED:
@@ -295,8 +342,9 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
                 fail(d, status, first_message);
             else
                 fail(d, LAPSE_ERROR_INTERNAL,
-                     "resolve: plugin '" + std::string(who) + "' left a duration " +
-                         (r.state == unset_state ? std::string("unset") : "in unknown state " + std::to_string(r.state)));
+                     r.state == unset_state
+                         ? "resolve: plugin '" + std::string(who) + "' left a duration unset"
+                         : impossible_message(who, "a state outside lapse_duration_state", r));
             break;
         }
         }
@@ -373,7 +421,7 @@ void Device::close() noexcept
 {
     plugin_ = nullptr;
     device_ = nullptr;
-    core_.reset();
+    detail::DeviceCore::retire(std::move(core_));
 }
 
 namespace {
@@ -386,6 +434,13 @@ namespace {
 const DeviceInfo& Device::info() const
 {
     if (!core_) closed("info");
+    return core_->info;
+}
+
+const DeviceInfo& Device::refresh_info()
+{
+    if (!core_) closed("refresh_info");
+    core_->refresh_info();
     return core_->info;
 }
 
@@ -408,7 +463,14 @@ void Device::submit_raw(Stream stream, lapse_work_fn run, void* user, void (*des
         closed("submit");
     }
     detail::CallError error;
-    lapse_status s = core_->plugin->submit(core_->device, stream, run, user, &error.e);
+    lapse_status s;
+    try {
+        s = core_->plugin->submit(core_->device, stream, run, user, &error.e);
+    } catch (...) {
+        // A throw is an error: by submit's contract the plugin never runs
+        // `run`, and the host still owns the work.
+        s = detail::plugin_threw(core_->plugin, "submit", error.e);
+    }
     if (s < 0) {
         destroy(user);  // on an error the plugin never calls it: we still own it
         throw Error(s, error.describe("submit", s));
@@ -419,7 +481,12 @@ void Device::sync(Stream stream)
 {
     if (!core_) closed("sync");
     detail::CallError error;
-    lapse_status s = core_->plugin->sync(core_->device, stream, &error.e);
+    lapse_status s;
+    try {
+        s = core_->plugin->sync(core_->device, stream, &error.e);
+    } catch (...) {
+        s = detail::plugin_threw(core_->plugin, "sync", error.e);
+    }
     if (s < 0) throw Error(s, error.describe("sync", s));
     if (std::exception_ptr work_error = core_->take_work_error()) std::rethrow_exception(work_error);
 }
@@ -439,7 +506,12 @@ Window Device::profile_start_slow(Stream stream, std::string_view name)
     w.device_ = core;
     detail::CallErrorBuffer error;
     lapse_token token{};
-    lapse_status s = core->windows.plugin->profile_start(core->windows.device, stream, &token, &error.e);
+    lapse_status s;
+    try {
+        s = core->windows.plugin->profile_start(core->windows.device, stream, &token, &error.e);
+    } catch (...) {
+        s = detail::plugin_threw(core->windows.plugin, "profile_start", error.e);
+    }
     w.token_ = token;
     if (s == LAPSE_OK)
         w.kind_ = Window::Kind::device;
@@ -469,7 +541,12 @@ void Device::finish_start(Window& w, lapse_status s, const lapse_error& start_er
         // No clock on this stream: measure in system time. The sync makes
         // the start mean "everything before has finished".
         detail::CallErrorBuffer error;
-        lapse_status synced = core->plugin->sync(core->device, w.stream_, &error.e);
+        lapse_status synced;
+        try {
+            synced = core->plugin->sync(core->device, w.stream_, &error.e);
+        } catch (...) {
+            synced = detail::plugin_threw(core->plugin, "sync", error.e);
+        }
         if (synced < 0) {
             w.kind_ = Window::Kind::failed;
             w.failure_ = synced;
@@ -502,7 +579,7 @@ void Device::fail_end(Duration& d, lapse_status s, const lapse_error& error)
 {
     detail::DeviceCore* core = core_.get();
     // Never leave a window open behind a failed close.
-    core->windows.plugin->profile_abandon(core->windows.device, d.token_words());
+    detail::abandon_token(core, d.token_words());
     std::string message = error.message[0] != '\0' ? std::string(error.message)
                                                      : std::string("profile_end: ") + lapse_status_name(s);
     if (s >= 0) message = "profile_end: unexpected status " + std::to_string(s);
@@ -516,6 +593,14 @@ Duration Device::end_slow(Window& w, EndOptions options)
     if (!w.open()) {
         detail::DeviceCore::fail(d, LAPSE_ERROR_INVALID_TOKEN,
                                  "profile_end: the window is not open (already ended or abandoned)");
+        return d;
+    }
+    if (w.device_ != nullptr && w.device_->closed) {
+        // Its device was closed under it (close() let the window go).
+        w.device_ = nullptr;
+        w.kind_ = Window::Kind::closed;
+        d.note_ = std::exchange(w.note_, nullptr);
+        detail::DeviceCore::fail(d, LAPSE_ERROR_CLOSED, "profile_end: the device was closed before the window ended");
         return d;
     }
     if (w.device_ != nullptr && w.device_ != core_.get()) {
@@ -538,7 +623,12 @@ Duration Device::end_slow(Window& w, EndOptions options)
         // A named window: the same close as the inline fast path.
         detail::CallErrorBuffer error;
         lapse_end_options opts{sizeof(lapse_end_options), options.flush ? uint32_t(LAPSE_END_FLUSH) : 0u};
-        lapse_status s = plugin_->profile_end(device_, w.token_, &opts, &error.e);
+        lapse_status s;
+        try {
+            s = plugin_->profile_end(device_, w.token_, &opts, &error.e);
+        } catch (...) {
+            s = detail::plugin_threw(plugin_, "profile_end", error.e);
+        }
         d.set_token(w.token_);
         if (s == LAPSE_OK) {
             d.device_ = core;
@@ -553,7 +643,12 @@ Duration Device::end_slow(Window& w, EndOptions options)
         // covers `flush`; the closing sync is what makes the number mean
         // "the work has finished".
         detail::CallErrorBuffer error;
-        lapse_status s = core->plugin->sync(core->device, w.stream_, &error.e);
+        lapse_status s;
+        try {
+            s = core->plugin->sync(core->device, w.stream_, &error.e);
+        } catch (...) {
+            s = detail::plugin_threw(core->plugin, "sync", error.e);
+        }
         int64_t end = detail::monotonic_now_ns();
         if (s < 0) {
             std::string cause = error.e.message[0] != '\0' ? std::string(error.e.message)
@@ -599,7 +694,11 @@ bool Device::resolve(std::span<Duration> durations, std::chrono::nanoseconds tim
 const void* Device::extension(const char* id) const noexcept
 {
     if (!core_ || id == nullptr || core_->plugin->get_extension == nullptr) return nullptr;
-    return core_->plugin->get_extension(core_->device, id);
+    try {
+        return core_->plugin->get_extension(core_->device, id);
+    } catch (...) {
+        return nullptr;  // "not offered": an extension lookup cannot fail
+    }
 }
 
 void Device::record_into(std::shared_ptr<Session> session)

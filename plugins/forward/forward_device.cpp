@@ -30,15 +30,8 @@ uint64_t remaining(uint64_t deadline) noexcept
     return deadline > now ? deadline - now : 0;
 }
 
-void copy_duration(lapse_duration& to, const lapse_duration& from) noexcept
-{
-    sdk::set_duration(to, from.state, from.failure, from.method, from.clock_domain, from.start_ns, from.end_ns);
-}
-
-void set_failed(lapse_duration& d, lapse_status failure) noexcept
-{
-    sdk::set_duration(d, LAPSE_DURATION_FAILED, failure);
-}
+using sdk::copy_duration;  // flags and queued_ops travel up with the times
+using sdk::set_failed;
 
 }  // namespace
 
@@ -61,6 +54,13 @@ ForwardDevice::ForwardDevice(sdk::Host host, sdk::Backend inner, bool own_tokens
     lapse_error error = sdk::make_error();
     lapse_status status = ip_->describe(idev_, &info, &error);
     if (status < 0) throw sdk::Error(status, std::string("forward: describing the inner backend: ") + error.message);
+    if (info.stream_count > kMaxStreams) {
+        info.name[sizeof info.name - 1] = '\0';
+        throw sdk::Error(LAPSE_ERROR_UNSUPPORTED,
+                         "forward: the inner backend '" + std::string(ip_->name) + "' (" + info.name + ") claims " +
+                             std::to_string(info.stream_count) + " streams; forward stacks on at most " +
+                             std::to_string(kMaxStreams));
+    }
     stream_count_ = info.stream_count;
     inner_caps_ = info.capabilities;
     inner_clock_ = (inner_caps_ & LAPSE_CAP_DEVICE_CLOCK) != 0;
@@ -82,7 +82,7 @@ bool ForwardDevice::every_stream_opens_windows() noexcept
         lapse_token probe{};
         lapse_error ignored = sdk::make_error();
         if (ip_->profile_start(idev_, s, &probe, &ignored) != LAPSE_OK) return false;
-        ip_->profile_abandon(idev_, probe);
+        abandon_inner(probe);
     }
     return true;
 }
@@ -340,8 +340,14 @@ lapse_status ForwardDevice::end_boundary(Window& w, uint32_t flags, lapse_error*
     } catch (...) {
         return sdk::fail(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_end: out of memory");
     }
+    // The segment closes as the window does, with its own flags, whether or
+    // not others continue: a window without flush then reads the same
+    // however forward cut it (work still queued in a batching inner backend
+    // stays out of it). The windows that continue get that work when the
+    // next segment opens (the inner backend hands it over first), in the
+    // gap their span covers (resolve_segmented).
     const bool continuing = s.open_windows > 1;
-    lapse_status status = close_segment(s, continuing ? (flags | LAPSE_END_FLUSH) : flags, error);
+    lapse_status status = close_segment(s, flags, error);
     w.b = s.log.next_seq() - 1;
     --s.open_windows;
     if (continuing) {
@@ -358,13 +364,19 @@ lapse_status ForwardDevice::close_segment(SegmentedStream& s, uint32_t flags, la
     s.inner_open = false;
     Segment& g = s.log.back();
     lapse_end_options options{sizeof(lapse_end_options), flags};
-    lapse_status status = ip_->profile_end(idev_, g.inner, &options, error);
+    lapse_status status;
+    try {
+        status = ip_->profile_end(idev_, g.inner, &options, error);
+    } catch (...) {
+        // An inner plugin built without the SDK may throw; this is noexcept.
+        status = sdk::fail(error, LAPSE_ERROR_INTERNAL, "forward: the inner backend's profile_end threw");
+    }
     if (status >= 0) {
         g.state = Segment::kClosed;
         return LAPSE_OK;
     }
     // Free the inner stream's one window so the next segment can open.
-    ip_->profile_abandon(idev_, g.inner);
+    abandon_inner(g.inner);
     g = SegmentLog::lost(g.refs, status);
     return status;
 }
@@ -388,10 +400,24 @@ lapse_status ForwardDevice::open_segment(SegmentedStream& s, lapse_stream stream
 
 // ---- abandon -------------------------------------------------------------
 
+void ForwardDevice::abandon_inner(lapse_token inner) noexcept
+{
+    try {
+        ip_->profile_abandon(idev_, inner);
+    } catch (...) {
+        // Abandon cannot fail; an inner plugin built without the SDK may
+        // throw from it anyway, and this runs where a throw terminates.
+    }
+}
+
 void ForwardDevice::profile_abandon(lapse_token token) noexcept
 {
     if (passthrough()) {
-        window_.plugin->profile_abandon(window_.device, token);
+        try {
+            window_.plugin->profile_abandon(window_.device, token);
+        } catch (...) {
+            // As abandon_inner.
+        }
         return;
     }
     Table::Slot* slot = nullptr;
@@ -408,7 +434,7 @@ void ForwardDevice::profile_abandon(lapse_token token) noexcept
     }
     switch (w.kind) {
     case Kind::kInner:
-        ip_->profile_abandon(idev_, w.inner);
+        abandon_inner(w.inner);
         break;
     case Kind::kSegmented: {
         SegmentedStream& s = streams_[w.stream];
@@ -437,7 +463,7 @@ void ForwardDevice::release_segments(SegmentedStream& s, uint64_t first, uint64_
     for (uint64_t seq = first; seq <= last; ++seq) {
         Segment& g = s.log.at(seq);
         if (--g.refs > 0) continue;
-        if (g.state == Segment::kClosed) ip_->profile_abandon(idev_, g.inner);
+        if (g.state == Segment::kClosed) abandon_inner(g.inner);
         g.state = Segment::kReleased;
     }
     s.log.trim();
@@ -599,16 +625,20 @@ bool ForwardDevice::resolve_segmented(const Window& w, lapse_duration& out, uint
         }
     }
 
-    // Sum them. Anything unknown in the window makes the whole unknown: a
+    // Join them. Anything unknown in the window makes the whole unknown: a
     // failed segment fails it, a segment not measured leaves it not measured.
     std::lock_guard<std::mutex> lock(s.lock);
     bool have_time = false;
     bool not_measured = false;
+    bool one_clock = true;
     lapse_status failure = LAPSE_OK;
     uint32_t method = LAPSE_TIMING_NONE;
     uint32_t domain = LAPSE_CLOCK_NONE;
     int64_t start = 0;
+    int64_t last_end = 0;
     int64_t total = 0;
+    uint32_t flags = 0;
+    uint32_t queued_ops = 0;
     for (uint64_t q = w.a; q <= w.b; ++q) {
         const Segment& g = s.log.at(q);
         if (g.state != Segment::kFinal) {
@@ -623,7 +653,13 @@ bool ForwardDevice::resolve_segmented(const Window& w, lapse_duration& out, uint
                 domain = g.result.clock_domain;
                 start = g.result.start_ns;
             }
+            one_clock = one_clock && g.result.clock_domain == domain && g.result.method == method;
             total += g.result.end_ns - g.result.start_ns;
+            last_end = g.result.end_ns;
+            // Earlier work in any segment is earlier work in the window; work
+            // left queued counts at the window's own close, its last segment.
+            flags = (flags & ~uint32_t{LAPSE_DURATION_WORK_QUEUED}) | g.result.flags;
+            queued_ops = (g.result.flags & LAPSE_DURATION_WORK_QUEUED) != 0 ? g.result.queued_ops : 0;
             break;
         case LAPSE_DURATION_FAILED:
             if (failure == LAPSE_OK) failure = g.result.failure != LAPSE_OK ? g.result.failure : LAPSE_ERROR_DEVICE;
@@ -638,11 +674,18 @@ bool ForwardDevice::resolve_segmented(const Window& w, lapse_duration& out, uint
         set_failed(out, failure);
     else if (not_measured || !have_time)
         sdk::set_duration(out, LAPSE_DURATION_NOT_MEASURED);
+    else if (one_clock && last_end >= start)
+        // From the window's first stamp to its last, as one inner window
+        // would read: the gaps between segments hold no submitted work
+        // (forward closes one and opens the next under the stream's lock)
+        // but may hold work a batching inner backend still had queued and
+        // handed over as the next segment opened, which ran inside this
+        // window.
+        sdk::set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, method, domain, start, last_end, flags, queued_ops);
     else
-        // start is where the window began; the span is the sum of its
-        // segments (the gaps between them hold no work: forward closes one
-        // and opens the next under the stream's lock).
-        sdk::set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, method, domain, start, start + total);
+        // Segments on different clocks: only their lengths add up.
+        sdk::set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, method, domain, start, start + total, flags,
+                          queued_ops);
     return true;
 }
 

@@ -24,7 +24,13 @@
 //   of this fallback forward itself never answers LAPSE_NO_WINDOW: every
 //   profile_start that succeeds opens a window.
 // - segments for inner backends that hold one window per stream
-//   (LAPSE_CAP_SINGLE_WINDOW): see segment_log.hpp.
+//   (LAPSE_CAP_SINGLE_WINDOW): see segment_log.hpp. A segmented window
+//   reads from its first segment's start to its last one's end, and each
+//   segment closes with the flags of the window whose boundary it is, so
+//   an unflushed window reads the same whether forward cut it or not.
+// - the inner durations' LAPSE_DURATION_* flags, carried up in every mode
+//   (a segmented window: work queued at its last segment's close, earlier
+//   work held by any of its segments). Streams: at most kMaxStreams.
 //
 // Capabilities: the inner ones, plus NESTED | OVERLAPPING | SPLIT_THREADS,
 // minus SINGLE_WINDOW; DEVICE_CLOCK only if the inner backend has it (its
@@ -66,6 +72,11 @@ namespace lapse::forward {
 
 class ForwardDevice {
 public:
+    // The most streams forward stacks on: it probes every stream at open and
+    // keeps state per stream, so an absurd count from the inner backend is
+    // refused (naming it) rather than spun on or allocated.
+    static constexpr uint32_t kMaxStreams = 65536;
+
     static std::unique_ptr<ForwardDevice> open(sdk::Host host, sdk::Config config);
     ForwardDevice(sdk::Host host, sdk::Backend inner, bool own_tokens);
     ~ForwardDevice();
@@ -133,6 +144,8 @@ private:
     // that poisons them. Caller holds s.lock.
     lapse_status open_segment(SegmentedStream& s, lapse_stream stream, uint32_t refs, lapse_error* error);
     void release_segments(SegmentedStream& s, uint64_t first, uint64_t last) noexcept;
+    // The inner backend's abandon, which must not throw out of here.
+    void abandon_inner(lapse_token inner) noexcept;
     // Resolves one segmented window into `out`; false while it is pending.
     bool resolve_segmented(const Window& w, lapse_duration& out, uint64_t deadline_ns, lapse_status& status,
                            lapse_error* error);

@@ -4,7 +4,8 @@
 // overlap. forward splits the stream's timeline at every window boundary:
 // it closes the inner window and opens the next, so the timeline becomes a
 // sequence of segments, each one inner window. A forward window covers the
-// contiguous run of segments opened while it was open, and reads their sum.
+// contiguous run of segments opened while it was open, and reads from the
+// first one's start to the last one's end (forward_device.hpp says why).
 //
 // A segment is shared by every forward window open across it, so it counts
 // them (refs) and keeps its resolved duration until the last one lets go.

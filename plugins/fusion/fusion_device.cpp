@@ -28,16 +28,18 @@ FusionDevice::FusionDevice(sdk::Host host, sdk::Backend inner, uint32_t max_batc
     lapse_error error = sdk::make_error();
     lapse_status status = ip_->describe(idev_, &info, &error);
     if (status < 0) throw sdk::Error(status, std::string("fusion: describing the inner backend: ") + error.message);
+    if (info.stream_count > kMaxStreams) {
+        info.name[sizeof info.name - 1] = '\0';
+        throw sdk::Error(LAPSE_ERROR_UNSUPPORTED,
+                         "fusion: the inner backend '" + std::string(ip_->name) + "' (" + info.name + ") claims " +
+                             std::to_string(info.stream_count) + " streams; fusion batches for at most " +
+                             std::to_string(kMaxStreams));
+    }
     stream_count_ = info.stream_count;
     streams_ = std::make_unique<Stream[]>(stream_count_);
-    for (uint32_t i = 0; i < stream_count_; ++i) {
-        streams_[i].index = i;
-        // One batch ready per stream, so the first ops do not allocate.
-        std::lock_guard<std::mutex> lock(streams_[i].queue);
-        Batch* b = take_batch_locked(streams_[i]);
-        b->next = streams_[i].pool;
-        streams_[i].pool = b;
-    }
+    // A stream's first batch comes with its first submit: a device of many
+    // streams that uses few of them does not hold a batch for each.
+    for (uint32_t i = 0; i < stream_count_; ++i) streams_[i].index = i;
 }
 
 FusionDevice::~FusionDevice()
@@ -145,7 +147,14 @@ lapse_status FusionDevice::hand_over(Stream& s, lapse_error* error)
             if (s.cut_head == nullptr) s.cut_tail = nullptr;
             b->next = nullptr;
         }
+        // Read before the submit: an inline inner backend runs (and recycles)
+        // the batch inside it.
+        const std::size_t ops = b->ops.size();
         lapse_status status = ip_->submit(idev_, s.index, &run_batch, b, error);
+        if (status >= 0) {
+            std::lock_guard<std::mutex> lock(s.queue);
+            s.held.store(s.held.load(std::memory_order_relaxed) - ops, std::memory_order_relaxed);
+        }
         if (status < 0) {
             // Refused: it stays first in line for the next hand-over.
             std::lock_guard<std::mutex> lock(s.queue);
@@ -179,6 +188,7 @@ lapse_status FusionDevice::submit(lapse_stream stream, lapse_work_fn fn, void* u
         std::lock_guard<std::mutex> lock(s.queue);
         if (s.filling == nullptr) s.filling = take_batch_locked(s);  // may throw: fn not accepted
         s.filling->ops.push_back(Op{fn, user});                       // within the reserve
+        s.held.store(s.held.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         full = s.filling->ops.size() >= max_batch_;
         if (full) cut_locked(s);
     }
@@ -245,21 +255,61 @@ lapse_status FusionDevice::profile_end(lapse_token token, uint32_t flags, lapse_
     } else {
         // Later work stays out: the queue is left alone. (A token naming a
         // stream that does not exist is the inner backend's to refuse.)
+        const uint64_t left =
+            token.opened_on < stream_count_ ? streams_[token.opened_on].held.load(std::memory_order_relaxed) : 0;
         status = ip_->profile_end(idev_, token, &options, error);
+        if (status >= 0 && left > 0) mark_queued(token, left);
     }
     return status < 0 ? prefixed(status, error) : status;
 }
 
+void FusionDevice::mark_queued(lapse_token token, uint64_t ops) noexcept
+{
+    try {
+        marks_.mark(token.id, ops);
+    } catch (...) {
+        // No memory for the mark: the window still closed; say so once
+        // per device rather than fail a close that succeeded.
+        if (!mark_lost_.exchange(true, std::memory_order_relaxed)) {
+            try {
+                host_.warn("out of memory marking a window closed with work queued; its duration cannot say so");
+            } catch (...) {
+            }
+        }
+    }
+}
+
 void FusionDevice::profile_abandon(lapse_token token) noexcept
 {
-    ip_->profile_abandon(idev_, token);
+    try {
+        ip_->profile_abandon(idev_, token);
+    } catch (...) {
+        // Abandon cannot fail; an inner plugin built without the SDK may
+        // throw from it anyway, and a throw out of here terminates.
+    }
+    uint32_t ignored = 0;
+    if (!marks_.empty()) marks_.take(token.id, ignored);
 }
 
 lapse_status FusionDevice::resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count,
                                    uint64_t timeout_ns, lapse_error* error)
 {
     lapse_status status = ip_->resolve(idev_, tokens, out, count, timeout_ns, error);
+    if (!marks_.empty()) apply_marks(tokens, out, count);
     return status < 0 ? prefixed(status, error) : status;
+}
+
+void FusionDevice::apply_marks(const lapse_token* tokens, lapse_duration* out, uint32_t count) noexcept
+{
+    // A final duration takes its mark (pending ones keep it for the next
+    // resolve); only a READY one says it, the others have no number.
+    marks_.take_each(
+        count, [&](uint32_t k) { return out[k].state == LAPSE_DURATION_PENDING ? uint64_t{0} : tokens[k].id; },
+        [&](uint32_t k, uint32_t ops) {
+            if (out[k].state != LAPSE_DURATION_READY) return;
+            out[k].flags = static_cast<uint16_t>(out[k].flags | LAPSE_DURATION_WORK_QUEUED);
+            out[k].queued_ops = static_cast<uint16_t>(ops > LAPSE_DURATION_QUEUED_OPS_MAX ? LAPSE_DURATION_QUEUED_OPS_MAX : ops);
+        });
 }
 
 const void* FusionDevice::extension(std::string_view) noexcept

@@ -16,8 +16,18 @@
 //   window holds all the work registered in it;
 // - profile_end without it closes on what ran and leaves the queue alone:
 //   the closure's last ops run later, outside the window (what production
-//   runs). Later work stays out either way.
+//   runs). Later work stays out either way. Such a window's duration says
+//   so: LAPSE_DURATION_WORK_QUEUED, with queued_ops = how many ops the
+//   stream still held at the close (queued_marks.hpp keeps the count from
+//   the close to the resolve).
+// A window never holds earlier work here (profile_start hands it over
+// first), so fusion never sets LAPSE_DURATION_HOLDS_EARLIER_WORK itself; an
+// inner backend's flags pass through.
 // Capabilities: the inner backend's, plus BATCHING.
+//
+// Streams: at most kMaxStreams (an inner backend claiming more is refused
+// at open, naming it). A stream's first batch is allocated by its first
+// submit, so idle streams cost a few dozen bytes each.
 //
 // Threads: every call is thread-safe. Per stream, `queue` (a short mutex)
 // guards the queue and is never held while the inner backend is called;
@@ -41,9 +51,12 @@
 // the log.
 #pragma once
 
+#include "queued_marks.hpp"
+
 #include <lapse/lapse.h>
 #include <lapse/sdk/host.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -54,6 +67,11 @@ namespace lapse::fusion {
 
 class FusionDevice {
 public:
+    // The most streams fusion batches for: a queue per stream is allocated
+    // at open, so an absurd count from the inner backend must not become an
+    // allocation.
+    static constexpr uint32_t kMaxStreams = 65536;
+
     static std::unique_ptr<FusionDevice> open(sdk::Host host, sdk::Config config);
     FusionDevice(sdk::Host host, sdk::Backend inner, uint32_t max_batch);
     ~FusionDevice();
@@ -92,6 +110,9 @@ private:
         Batch* cut_head = nullptr;   // cut, waiting for the inner backend, oldest first
         Batch* cut_tail = nullptr;
         Batch* pool = nullptr;       // empty batches
+        // Ops accepted and not handed to the inner backend yet (written
+        // under `queue`, read without it by profile_end).
+        std::atomic<uint64_t> held{0};
     };
 
     // The inner submit's function: runs a batch in order, then recycles it.
@@ -104,6 +125,10 @@ private:
     // Cuts the queue and hands it over.
     lapse_status flush(Stream& s, lapse_error* error);
     lapse_status prefixed(lapse_status status, lapse_error* error) const noexcept;
+    // Remembers that a window closed with `ops` still queued on its stream.
+    void mark_queued(lapse_token token, uint64_t ops) noexcept;
+    // Flags the final durations of marked windows WORK_QUEUED.
+    void apply_marks(const lapse_token* tokens, lapse_duration* out, uint32_t count) noexcept;
 
     sdk::Host host_;
     sdk::Backend inner_;
@@ -112,6 +137,8 @@ private:
     uint32_t max_batch_;
     uint32_t stream_count_ = 0;
     std::unique_ptr<Stream[]> streams_;
+    QueuedMarks marks_;
+    std::atomic<bool> mark_lost_{false};
 };
 
 }  // namespace lapse::fusion

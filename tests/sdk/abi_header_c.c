@@ -16,6 +16,16 @@ int main(void)
         printf("ABI layout changed\n");
         return 1;
     }
+    /* flags and queued_ops took the place of a 32-bit reserved field: the
+     * struct keeps its 40 bytes and every older field its offset. */
+    if (sizeof(lapse_duration) != 40 || offsetof(lapse_duration, failure) != 32 ||
+        offsetof(lapse_duration, flags) != 36 || offsetof(lapse_duration, queued_ops) != 38) {
+        printf("lapse_duration layout changed\n");
+        return 1;
+    }
+    duration.flags = LAPSE_DURATION_WORK_QUEUED | LAPSE_DURATION_HOLDS_EARLIER_WORK;
+    duration.queued_ops = LAPSE_DURATION_QUEUED_OPS_MAX;
+    if (duration.flags != 3u || duration.queued_ops != 65535u) return 1;
     if (offsetof(lapse_plugin, open) <= offsetof(lapse_plugin, capabilities)) return 1;
     if (offsetof(lapse_window_dispatch, plugin) != 8 || sizeof(lapse_window_dispatch) != 8 + 2 * sizeof(void*)) {
         printf("lapse_window_dispatch layout changed\n");

@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <lapse/core.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -287,4 +289,34 @@ TEST_CASE("own-mode devices refuse attach", "[vulkan][attach]")
     lapse_stream stream = 0;
     lapse_error e = make_error();
     CHECK(dev.commands()->attach(dev.get(), &info, &stream, &e) == LAPSE_ERROR_UNSUPPORTED);
+}
+
+TEST_CASE("Device::refresh_info sees the stream an attach added (info() is what open saw)", "[vulkan][attach][core]")
+{
+    g_validation_messages = 0;
+    {
+        HostVulkan vk(/*host_query_reset=*/true);
+        lapse::Runtime runtime;
+        lapse::Device dev = runtime.open(lapse::Config::from_string(
+            std::string("[backend]\nplugin = \"") + LAPSE_VULKAN_PLUGIN_PATH + "\"\nmode = \"attach\"\nvalidation = true\n",
+            "<attach test>", "/"));
+        CHECK(dev.info().stream_count == 0);
+        const auto* ext = static_cast<const lapse_vulkan_commands*>(dev.extension(LAPSE_VULKAN_COMMANDS_ID));
+        REQUIRE(ext != nullptr);
+        lapse_vulkan_attach_info info = vk.attach_info(true);
+        lapse_stream stream = 99;
+        lapse_error e = make_error();
+        REQUIRE(ext->attach(dev.handle(), &info, &stream, &e) == LAPSE_OK);
+        const lapse::DeviceInfo& fresh = dev.refresh_info();
+        CHECK(fresh.stream_count == 1);
+        CHECK(dev.info().stream_count == 1);
+        CHECK(dev.info().has(LAPSE_CAP_DEVICE_CLOCK));
+        CHECK(dev.info().plugin == "vulkan");
+        INFO("device name after attach: " << dev.info().name);
+        CHECK(dev.info().name.find("not attached") == std::string::npos);
+        dev.close();
+        CHECK_THROWS_AS(dev.refresh_info(), lapse::Error);
+    }
+    INFO(g_last_message);
+    CHECK(g_validation_messages == 0);
 }

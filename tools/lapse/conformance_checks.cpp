@@ -710,7 +710,7 @@ void check_concurrency(const CheckContext& ctx, std::string& note)
                     for (int k = 0; k < depth; ++k) open[k] = dut.open(stream);
                     for (int k = depth - 1; k >= 0; --k) dut.end(open[k]);
                     lapse_duration out[3];
-                    for (auto& o : out) o = lapse_duration{sizeof(lapse_duration), 0, 0, 0, 0, 0, 0, 0};
+                    for (auto& o : out) o = lapse_duration{sizeof(lapse_duration), 0, 0, 0, 0, 0, 0, 0, 0};
                     lapse_error err = Dut::error();
                     lapse_status s = dut.p->resolve(dut.h, open, out, static_cast<uint32_t>(depth), LAPSE_WAIT_FOREVER, &err);
                     if (s != LAPSE_OK) fail("resolve = " + status_text(s) + ": " + err.message);

@@ -1,7 +1,10 @@
 // The built-in workload of `lapse run`: real CPU work in named phases,
 // with nested windows, overlapping windows, two streams and split pairs
 // closed on another thread. Every window it opens is handed back as a
-// Duration to resolve.
+// Duration to resolve. Windows that mean "the cost of this work" close with
+// flush (a batching backend runs what it still holds queued inside them);
+// the handoff windows close without it, as production code does, and the
+// table marks those that left work queued.
 #pragma once
 
 #include <lapse/core/device.hpp>

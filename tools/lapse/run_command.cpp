@@ -86,11 +86,10 @@ void run(const RunOptions& options)
         std::cerr << "lapse run: " << pending << " windows still pending after 60 s; they are abandoned\n";
         failed = true;
     }
-    for (const auto& d : context.durations)
-        if (d.failed() && d.name().empty())
-            std::cerr << "lapse run: an unnamed window failed: " << d.error_message() << '\n';
-
-    print_table(std::cout, summarize(session->windows()));
+    std::vector<WindowStats> stats = summarize(session->windows());
+    print_table(std::cout, stats);
+    print_partial_note(std::cout, stats);
+    print_failure_causes(std::cout, failure_causes(context.durations));
     std::cout << "\n(device: stamped by the backend's clock; system: host clock around syncs.\n"
                  " Failed and not-measured windows are counted apart, never as fast ones.)\n";
 

@@ -28,6 +28,11 @@ std::vector<WindowStats> summarize(const std::vector<WindowRecord>& records)
                 ns.push_back(r->ns());
                 device = device || r->method == TimingMethod::device;
                 system = system || r->method == TimingMethod::system;
+                if ((r->flags & LAPSE_DURATION_WORK_QUEUED) != 0) {
+                    ++s.work_queued;
+                    s.queued_ops += r->queued_ops;
+                }
+                if ((r->flags & LAPSE_DURATION_HOLDS_EARLIER_WORK) != 0) ++s.held_earlier;
                 break;
             case DurationState::failed: ++s.failed; break;
             case DurationState::not_measured: ++s.not_measured; break;
@@ -78,8 +83,53 @@ void print_table(std::ostream& out, const std::vector<WindowStats>& stats)
         out << line;
         if (s.failed > 0) out << "  (" << s.failed << " failed)";
         if (s.not_measured > 0) out << "  (" << s.not_measured << " not measured)";
+        if (s.work_queued > 0)
+            out << "  (" << s.work_queued << " closed unflushed with " << s.queued_ops << " op"
+                << (s.queued_ops == 1 ? "" : "s") << " still queued *)";
+        if (s.held_earlier > 0) out << "  (" << s.held_earlier << " held earlier work *)";
         out << '\n';
     }
+}
+
+std::vector<FailureCause> failure_causes(std::span<const Duration> durations)
+{
+    std::vector<FailureCause> causes;
+    for (const Duration& d : durations) {
+        if (!d.failed()) continue;
+        std::string name(d.name());
+        std::string message(d.error_message());
+        auto same = [&](const FailureCause& c) {
+            return c.name == name && c.status == d.error_status() && c.message == message;
+        };
+        auto it = std::find_if(causes.begin(), causes.end(), same);
+        if (it == causes.end())
+            causes.push_back(FailureCause{std::move(name), d.error_status(), std::move(message), 1});
+        else
+            ++it->count;
+    }
+    return causes;
+}
+
+void print_failure_causes(std::ostream& out, const std::vector<FailureCause>& causes)
+{
+    if (causes.empty()) return;
+    out << "\nwhy windows failed:\n";
+    for (const FailureCause& c : causes) {
+        out << "  " << (c.name.empty() ? std::string("(unnamed)") : c.name) << ": " << c.count << "x "
+            << lapse_status_name(c.status);
+        if (!c.message.empty()) out << ": " << c.message;
+        out << '\n';
+    }
+}
+
+void print_partial_note(std::ostream& out, const std::vector<WindowStats>& stats)
+{
+    bool any = std::any_of(stats.begin(), stats.end(),
+                           [](const WindowStats& s) { return s.work_queued > 0 || s.held_earlier > 0; });
+    if (!any) return;
+    out << "\n* partial: a window closed without flush over a batching backend covers only the work\n"
+           "  that ran before it closed (the rest ran later, outside it); one that held earlier work\n"
+           "  covers more than its own. Neither is the cost of the window's work alone.\n";
 }
 
 }  // namespace lapse::cli

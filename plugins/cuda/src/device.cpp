@@ -4,6 +4,7 @@
 #include "context_scope.hpp"
 #include "stream_extension.hpp"
 
+#include <lapse/sdk/duration.hpp>
 #include <lapse/sdk/error.hpp>
 
 #include <chrono>
@@ -431,13 +432,7 @@ void CudaDevice::profile_abandon(lapse_token token) noexcept
 CudaDevice::Step CudaDevice::resolve_one(const lapse_token& token, lapse_duration& out, lapse_status& status,
                                          lapse_error* error)
 {
-    auto failed = [&](lapse_status why) {
-        out.state = LAPSE_DURATION_FAILED;
-        out.method = LAPSE_TIMING_DEVICE;
-        out.clock_domain = LAPSE_CLOCK_NONE;
-        out.start_ns = out.end_ns = 0;
-        out.failure = why;
-    };
+    auto failed = [&](lapse_status why) { sdk::set_failed(out, why); };
     status = LAPSE_OK;
     uint64_t gen = 0;
     uint32_t index = 0;
@@ -517,12 +512,8 @@ CudaDevice::Step CudaDevice::resolve_one(const lapse_token& token, lapse_duratio
         quarantine_slot(index, *slot, gen);
         return Step::Final;
     }
-    out.state = LAPSE_DURATION_READY;
-    out.method = LAPSE_TIMING_DEVICE;
-    out.clock_domain = LAPSE_CLOCK_HOST_MONOTONIC;
-    out.start_ns = start_ns;
-    out.end_ns = start_ns + static_cast<int64_t>(std::llround(static_cast<double>(ms) * 1e6));
-    out.failure = LAPSE_OK;
+    sdk::set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE, LAPSE_CLOCK_HOST_MONOTONIC, start_ns,
+                      start_ns + static_cast<int64_t>(std::llround(static_cast<double>(ms) * 1e6)));
     release_slot(index, *slot, gen);
     return Step::Final;
 }

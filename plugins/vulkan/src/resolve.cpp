@@ -4,6 +4,7 @@
 #include "timestamp_math.hpp"
 #include "token.hpp"
 
+#include <lapse/sdk/duration.hpp>
 #include <lapse/sdk/error.hpp>
 
 #include <algorithm>
@@ -54,8 +55,7 @@ lapse_status Device::resolve(const lapse_token* tokens, lapse_duration* out, uin
                                              "vulkan: resolve: token %" PRIu64 " was not issued by this device",
                                              tokens[i].id);
                 if (first_error == LAPSE_OK) first_error = st;
-                out[i].state = LAPSE_DURATION_FAILED;
-                out[i].failure = st;
+                sdk::set_failed(out[i], st);
                 ++i;
                 continue;
             }

@@ -67,15 +67,37 @@ typedef enum lapse_clock_domain {
     LAPSE_CLOCK_DEVICE = 2          /* the device's own timeline, ns since an arbitrary origin */
 } lapse_clock_domain;
 
+/* lapse_duration flags: what a READY duration holds besides its work.
+ * Bits are only appended; a reader ignores bits it does not know. */
+enum {
+    /* Work registered in the window was still queued in a batching backend
+     * when the window closed without LAPSE_END_FLUSH: the duration covers
+     * what ran, not all the work (queued_ops says how many operations were
+     * left). What production runs; never read it as the work's cost. */
+    LAPSE_DURATION_WORK_QUEUED = 1u << 0,
+    /* Work registered before the window opened, still queued then, ran
+     * inside it: the duration holds earlier work too. */
+    LAPSE_DURATION_HOLDS_EARLIER_WORK = 1u << 1
+};
+
+/* queued_ops saturates here: the value means "this many or more". */
+#define LAPSE_DURATION_QUEUED_OPS_MAX 0xFFFFu
+
 typedef struct lapse_duration {
     uint32_t struct_size;  /* set by the caller: sizeof(lapse_duration) */
     uint32_t state;        /* lapse_duration_state */
-    uint32_t method;       /* lapse_timing_method */
+    uint32_t method;       /* lapse_timing_method; LAPSE_TIMING_NONE unless READY */
     uint32_t clock_domain; /* lapse_clock_domain of start_ns / end_ns */
     int64_t start_ns;      /* valid when READY */
-    int64_t end_ns;        /* valid when READY; end_ns - start_ns >= 0 */
+    int64_t end_ns;        /* valid when READY; end_ns - start_ns >= 0 and fits in int64_t */
     lapse_status failure;  /* when FAILED: the device error that poisoned it */
-    uint32_t reserved;     /* 0 */
+    /* LAPSE_DURATION_* flags (0 from a backend that never batches). These
+     * two fields took the place of a 32-bit `reserved` that was always 0,
+     * so the struct keeps its 40 bytes and an older plugin reads "no flags". */
+    uint16_t flags;
+    /* With LAPSE_DURATION_WORK_QUEUED: how many operations were left queued
+     * at close, saturating at LAPSE_DURATION_QUEUED_OPS_MAX; else 0. */
+    uint16_t queued_ops;
 } lapse_duration;
 
 #ifdef __cplusplus

@@ -71,6 +71,11 @@ struct ProfileOptions {
 
 namespace detail {
 LAPSE_CORE_API void work_failed(DeviceCore* device, std::exception_ptr error) noexcept;
+// Called from a catch handler around a call into a plugin: C++ exceptions
+// must not cross the C ABI, but a plugin built without the SDK may throw
+// anyway. Writes "plugin 'NAME': CALL threw ..." into `error` and returns
+// LAPSE_ERROR_INTERNAL, so the call reads as that plugin's failure.
+LAPSE_CORE_API lapse_status plugin_threw(const lapse_plugin* plugin, const char* call, lapse_error& error) noexcept;
 
 // A caller-owned error struct for the hot path: only the fields a plugin
 // reads are set (the message is written by the plugin on failure only).
@@ -119,7 +124,15 @@ public:
     ~Device();
 
     explicit operator bool() const noexcept { return core_ != nullptr; }
+    // What the backend said about the device when it opened (or at the
+    // last refresh_info()).
     const DeviceInfo& info() const;
+    // Asks the backend again (describe) and returns the fresh answer. An
+    // extension that changes the device (Vulkan's attach adds a stream)
+    // makes the cached info() stale: call this after it. Not concurrently
+    // with info() on other threads (it replaces what info() refers to).
+    // Throws Error when the backend fails to describe itself.
+    const DeviceInfo& refresh_info();
 
     // Hands work to `stream`: `work(void* native)` or `work()`, run exactly
     // once in stream order. `native` is the stream's native context (the
@@ -177,7 +190,15 @@ public:
         }
         detail::CallErrorBuffer error;
         lapse_token token{};
-        lapse_status status = plugin_->profile_start(device_, stream, &token, &error.e);
+        lapse_status status;
+        // A throw costs nothing until it happens (zero-cost unwinding); the
+        // handler turns it into this plugin's failure, so the window reads
+        // FAILED and profile()'s closure still runs.
+        try {
+            status = plugin_->profile_start(device_, stream, &token, &error.e);
+        } catch (...) {
+            status = detail::plugin_threw(plugin_, "profile_start", error.e);
+        }
         if (status != LAPSE_OK) [[unlikely]] {
             Window w = finish_start(stream, token, status, error.e);  // no window (system time) or a failure
             return Window(std::move(w), Window::FromSlowPath{});
@@ -205,7 +226,12 @@ public:
         }
         detail::CallErrorBuffer error;
         lapse_end_options opts{sizeof(lapse_end_options), options.flush ? uint32_t(LAPSE_END_FLUSH) : 0u};
-        lapse_status status = plugin_->profile_end(device_, window.token_, &opts, &error.e);
+        lapse_status status;
+        try {
+            status = plugin_->profile_end(device_, window.token_, &opts, &error.e);
+        } catch (...) {
+            status = detail::plugin_threw(plugin_, "profile_end", error.e);
+        }
         window.kind_ = Window::Kind::closed;
         window.device_ = nullptr;
         window.fast_ = false;
@@ -247,8 +273,14 @@ public:
     lapse_device* handle() const;
 
     // Closes the device: the backend runs the submitted work, abandons the
-    // windows still open (and logs how many). Every Window and Duration of
-    // this device must be gone or final first. Idempotent; cannot fail.
+    // windows still open (and logs how many). Idempotent; cannot fail.
+    // A Window or Duration of this device that is still pending afterwards
+    // (one in a vector declared before the Device, or resolved after
+    // close()) is safe: it resolves FAILED with LAPSE_ERROR_CLOSED. For
+    // that the core keeps the closed device's bookkeeping (a few hundred
+    // bytes, the plugin and its file already released) for the life of the
+    // process: counting the Durations that point at it would cost every
+    // window an atomic operation on the hot path.
     void close() noexcept;
 
 private:

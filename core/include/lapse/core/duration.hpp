@@ -7,10 +7,20 @@
 //
 // "Not measured" (nothing ran in the window, or its stamps were lost) is
 // NOT zero: resolve() gives no interval and state() says not_measured.
-// A FAILED duration carries the status and message of what went wrong.
+// A FAILED duration carries the status and message of what went wrong,
+// and method none (whichever plugin failed it).
 //
-// Lifetime: a Duration must not outlive the Device it came from (as an
-// iterator must not outlive its container).
+// A READY duration over a batching backend may say it is partial:
+// work_queued() when work registered in the window was still queued at a
+// close without flush (queued_ops() says how many operations), and
+// holds_earlier_work() when queued work from before the window ran inside
+// it. Neither is the cost of "the work in the window" alone.
+//
+// Lifetime: a Duration (or Window) that outlives its Device is safe: once
+// the device is closed it resolves FAILED with LAPSE_ERROR_CLOSED, and its
+// destructor does nothing more (the core keeps a closed device's few
+// bookkeeping bytes for the life of the process, so that nothing pending
+// ever points at freed memory; see Device::close).
 #pragma once
 
 #include <lapse/core/export.hpp>
@@ -69,9 +79,16 @@ struct Interval {
     int64_t end_ns = 0;
     ClockDomain domain = ClockDomain::none;
     TimingMethod method = TimingMethod::none;
+    uint32_t flags = 0;       // LAPSE_DURATION_* (lapse/window.h): see work_queued()
+    uint32_t queued_ops = 0;  // with work_queued(): operations left queued at close (saturates at 65535)
 
     int64_t ns() const noexcept { return end_ns - start_ns; }
     double ms() const noexcept { return static_cast<double>(end_ns - start_ns) / 1e6; }
+    // Work registered in the window was still queued at its close (a
+    // batching backend, closed without flush): the interval covers what ran.
+    bool work_queued() const noexcept { return (flags & LAPSE_DURATION_WORK_QUEUED) != 0; }
+    // Queued work from before the window ran inside it.
+    bool holds_earlier_work() const noexcept { return (flags & LAPSE_DURATION_HOLDS_EARLIER_WORK) != 0; }
 };
 
 // Timeouts for resolve. Negative timeouts poll like zero.
@@ -114,13 +131,28 @@ class Device;
 class Window;
 
 namespace detail {
-// Stream, state, method and clock domain in one word (stream in the low 32
-// bits, then one byte each): see DurationFields.
+// Stream, state, method, clock domain, flags and queued operations in one
+// word: stream in the low 32 bits; the state in a whole byte (a hot loop
+// tests failed() on every window: a byte compare, no mask); three bits each
+// for method and domain (the core checks both against their enums before
+// it stores them); the two LAPSE_DURATION_* flags; the 16-bit queued_ops
+// on top. See DurationFields.
+inline constexpr int tag_state_shift = 32;
+inline constexpr int tag_method_shift = 40;
+inline constexpr int tag_domain_shift = 43;
+inline constexpr int tag_flags_shift = 46;
+inline constexpr int tag_queued_shift = 48;
+inline constexpr uint32_t tag_flags_kept = LAPSE_DURATION_WORK_QUEUED | LAPSE_DURATION_HOLDS_EARLIER_WORK;
+static_assert(tag_flags_kept == 0x3, "two flag bits in the tags word");
 constexpr uint64_t pack_duration_tags(Stream stream, DurationState state, TimingMethod method = TimingMethod::none,
-                                      ClockDomain domain = ClockDomain::none) noexcept
+                                      ClockDomain domain = ClockDomain::none, uint32_t flags = 0,
+                                      uint32_t queued_ops = 0) noexcept
 {
-    return uint64_t{stream} | uint64_t(state) << 32 | uint64_t(method) << 40 | uint64_t(domain) << 48;
+    return uint64_t{stream} | uint64_t(state) << tag_state_shift | uint64_t(uint32_t(method) & 0x7) << tag_method_shift |
+           uint64_t(uint32_t(domain) & 0x7) << tag_domain_shift | uint64_t(flags & tag_flags_kept) << tag_flags_shift |
+           uint64_t(queued_ops & 0xFFFF) << tag_queued_shift;
 }
+static_assert(LAPSE_DURATION_QUEUED_OPS_MAX == 0xFFFF, "queued_ops has 16 bits in the tags word");
 
 // Duration's data: five 8-byte words, trivially copyable so that a move is
 // one block copy. Words rather than a field per value because of
@@ -177,12 +209,21 @@ public:
             detail::release_parts(device_, token_words(), note_);
     }
 
-    DurationState state() const noexcept { return static_cast<DurationState>(tag_byte(32)); }
+    DurationState state() const noexcept { return static_cast<DurationState>(static_cast<uint8_t>(tags_ >> 32)); }
     bool pending() const noexcept { return state() == DurationState::pending; }
     bool ready() const noexcept { return state() == DurationState::ready; }
     bool failed() const noexcept { return state() == DurationState::failed; }
     // How it was measured; none while pending and when not measured.
-    TimingMethod method() const noexcept { return static_cast<TimingMethod>(tag_byte(40)); }
+    TimingMethod method() const noexcept { return static_cast<TimingMethod>(tag_bits(detail::tag_method_shift, 0x7)); }
+    // LAPSE_DURATION_* flags of a READY duration (0 otherwise).
+    uint32_t flags() const noexcept { return tag_bits(detail::tag_flags_shift, detail::tag_flags_kept); }
+    // Work registered in the window was still queued when it closed
+    // without flush (a batching backend): the number covers what ran.
+    bool work_queued() const noexcept { return (flags() & LAPSE_DURATION_WORK_QUEUED) != 0; }
+    // With work_queued(): how many operations were left (saturates at 65535).
+    uint32_t queued_ops() const noexcept { return static_cast<uint16_t>(tags_ >> detail::tag_queued_shift); }
+    // Queued work from before the window ran inside it.
+    bool holds_earlier_work() const noexcept { return (flags() & LAPSE_DURATION_HOLDS_EARLIER_WORK) != 0; }
     Stream stream() const noexcept { return static_cast<Stream>(tags_); }
 
     // Waits up to `timeout` for the device. The interval when READY;
@@ -195,7 +236,8 @@ public:
     {
         if (!ready()) return std::nullopt;
         return Interval{static_cast<int64_t>(first_), static_cast<int64_t>(second_),
-                        static_cast<ClockDomain>(tag_byte(48)), method()};
+                        static_cast<ClockDomain>(tag_bits(detail::tag_domain_shift, 0x7)), method(), flags(),
+                        queued_ops()};
     }
 
     // When FAILED: the status and message of the cause (LAPSE_OK and "" otherwise).
@@ -218,7 +260,7 @@ private:
     friend class Device;
     friend class detail::DeviceCore;
 
-    uint8_t tag_byte(int shift) const noexcept { return static_cast<uint8_t>(tags_ >> shift); }
+    uint32_t tag_bits(int shift, uint32_t mask) const noexcept { return static_cast<uint32_t>(tags_ >> shift) & mask; }
     // Keeps the stream, replaces the rest of tags_.
     void set_state(DurationState state, TimingMethod method = TimingMethod::none,
                    ClockDomain domain = ClockDomain::none) noexcept
@@ -234,9 +276,10 @@ private:
         first_ = token.id;
         second_ = token.tail;
     }
-    void set_ready(TimingMethod method, ClockDomain domain, int64_t start_ns, int64_t end_ns) noexcept
+    void set_ready(TimingMethod method, ClockDomain domain, int64_t start_ns, int64_t end_ns, uint32_t flags = 0,
+                   uint32_t queued_ops = 0) noexcept
     {
-        set_state(DurationState::ready, method, domain);
+        tags_ = detail::pack_duration_tags(stream(), DurationState::ready, method, domain, flags, queued_ops);
         first_ = static_cast<uint64_t>(start_ns);
         second_ = static_cast<uint64_t>(end_ns);
     }

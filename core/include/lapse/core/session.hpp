@@ -32,6 +32,10 @@ struct WindowRecord {
     int64_t end_ns = 0;
     ClockDomain domain = ClockDomain::none;
     lapse_status failure = LAPSE_OK;  // when state == failed
+    // LAPSE_DURATION_* flags of a ready window (lapse/window.h): work left
+    // queued at close (with how many operations), earlier work held.
+    uint32_t flags = 0;
+    uint32_t queued_ops = 0;
 
     int64_t ns() const noexcept { return end_ns - start_ns; }
     bool operator==(const WindowRecord&) const = default;

@@ -1,0 +1,89 @@
+// forward over a batching backend (fusion) over a single-window one: a
+// window reads the same whichever way forward cut it into segments, and
+// says when it left work queued.
+#include "stack_support.hpp"
+
+#include <array>
+
+using namespace lapse;
+using namespace lapse::test;
+
+namespace {
+
+constexpr std::string_view kForwardFusionSingleWindow = R"(
+[backend]
+plugin = "forward"
+[backend.inner]
+plugin = "fusion"
+max_batch = 64
+[backend.inner.inner]
+plugin = "single_window"
+streams = 1
+)";
+
+constexpr auto kCost = 3ms;
+
+}  // namespace
+
+TEST_CASE("forward over fusion: an unflushed window reads the same whether forward cut it or not",
+          "[forward][batching]")
+{
+    Runtime runtime = make_runtime();
+    Device dev = runtime.open(config(kForwardFusionSingleWindow));
+    const bool cut = GENERATE(false, true);
+    INFO((cut ? "inside an outer window: forward cuts it into segments" : "alone: one inner window"));
+
+    Gate gate;
+    gate.close_on(dev, 0);
+    std::array<Busy, 2> ops;
+    Window outer;
+    if (cut) outer = dev.profile_start(0);
+    Window w = dev.profile_start(0);
+    for (auto& b : ops) submit_busy(dev, 0, kCost, b);
+    Duration d = dev.profile_end(w);  // without flush: the ops are still queued in fusion
+    Duration o = cut ? dev.profile_end(outer, {.flush = true}) : Duration{};
+    gate.open();
+    dev.sync();
+
+    Interval iv = ready(d);
+    CHECK(iv.work_queued());
+    CHECK(iv.queued_ops == 2);
+    for (auto& b : ops) {
+        REQUIRE(b.ran());
+        CHECK(b.start_ns.load() >= iv.end_ns);  // the ops it left ran after it, in both cases
+    }
+    CHECK(iv.ns() < std::chrono::nanoseconds(kCost).count());
+    if (cut) {
+        // The window still open holds the work the inner one left queued
+        // (it ran before the outer window closed), as over fusion alone.
+        Interval ov = ready(o);
+        CHECK_FALSE(ov.work_queued());
+        for (auto& b : ops) CHECK(holds(ov, b));
+        CHECK(ov.ns() >= ops[0].ns() + ops[1].ns());
+    }
+}
+
+TEST_CASE("forward over fusion: a flushed window holds its work whether forward cut it or not", "[forward][batching]")
+{
+    Runtime runtime = make_runtime();
+    Device dev = runtime.open(config(kForwardFusionSingleWindow));
+    const bool cut = GENERATE(false, true);
+    INFO((cut ? "cut" : "alone"));
+
+    Gate gate;
+    gate.close_on(dev, 0);
+    std::array<Busy, 2> ops;
+    Window outer;
+    if (cut) outer = dev.profile_start(0);
+    Window w = dev.profile_start(0);
+    for (auto& b : ops) submit_busy(dev, 0, kCost, b);
+    Duration d = dev.profile_end(w, {.flush = true});
+    Duration o = cut ? dev.profile_end(outer, {.flush = true}) : Duration{};
+    gate.open();
+    dev.sync();
+    Interval iv = ready(d);
+    CHECK_FALSE(iv.work_queued());
+    for (auto& b : ops) CHECK(holds(iv, b));
+    CHECK_WITHIN_5PCT(iv.ns(), ops[0].ns() + ops[1].ns());
+    if (cut) CHECK_FALSE(ready(o).work_queued());
+}
