@@ -253,7 +253,9 @@ lapse_status host_config_string(const lapse_host*, const lapse_config* config, c
 {
     if (config == nullptr || key == nullptr || out == nullptr) return bad_call(error, "config_string: null argument");
     try {
-        ConfigNode& node = *ConfigNode::from(config);
+        NodeUse use(config);
+        if (!use) return node_gone(error, "config_string");
+        ConfigNode& node = *use;
         const toml::node* value = read_key(node, key);
         if (value == nullptr) {
             *out = fallback;
@@ -274,7 +276,9 @@ lapse_status host_config_int(const lapse_host*, const lapse_config* config, cons
 {
     if (config == nullptr || key == nullptr || out == nullptr) return bad_call(error, "config_int: null argument");
     try {
-        ConfigNode& node = *ConfigNode::from(config);
+        NodeUse use(config);
+        if (!use) return node_gone(error, "config_int");
+        ConfigNode& node = *use;
         const toml::node* value = read_key(node, key);
         if (value == nullptr) {
             *out = fallback;
@@ -293,7 +297,9 @@ lapse_status host_config_double(const lapse_host*, const lapse_config* config, c
 {
     if (config == nullptr || key == nullptr || out == nullptr) return bad_call(error, "config_double: null argument");
     try {
-        ConfigNode& node = *ConfigNode::from(config);
+        NodeUse use(config);
+        if (!use) return node_gone(error, "config_double");
+        ConfigNode& node = *use;
         const toml::node* value = read_key(node, key);
         if (value == nullptr) {
             *out = fallback;
@@ -317,7 +323,9 @@ lapse_status host_config_bool(const lapse_host*, const lapse_config* config, con
 {
     if (config == nullptr || key == nullptr || out == nullptr) return bad_call(error, "config_bool: null argument");
     try {
-        ConfigNode& node = *ConfigNode::from(config);
+        NodeUse use(config);
+        if (!use) return node_gone(error, "config_bool");
+        ConfigNode& node = *use;
         const toml::node* value = read_key(node, key);
         if (value == nullptr) {
             *out = fallback;
@@ -337,7 +345,9 @@ lapse_status host_config_child(const lapse_host*, const lapse_config* config, co
     if (config == nullptr || key == nullptr || out == nullptr) return bad_call(error, "config_child: null argument");
     *out = nullptr;
     try {
-        ConfigNode& node = *ConfigNode::from(config);
+        NodeUse use(config);
+        if (!use) return node_gone(error, "config_child");
+        ConfigNode& node = *use;
         const toml::node* value = read_key(node, key);
         if (value == nullptr) return LAPSE_OK;
         if (!value->is_table()) return wrong_type(node, key, *value, "a table", error);
@@ -362,7 +372,9 @@ lapse_status host_config_error(const lapse_host*, const lapse_config* config, co
 {
     if (config == nullptr) return bad_call(error, "config_error: null node");
     try {
-        const ConfigNode& node = *ConfigNode::from(config);
+        NodeUse use(config);
+        if (!use) return node_gone(error, "config_error");
+        const ConfigNode& node = *use;
         std::string where = node_location(node, key);
         std::string name = key != nullptr ? key_path(node, key) : node.path;
         return sdk::fail(error, LAPSE_ERROR_CONFIG,
