@@ -155,6 +155,24 @@ TEST_CASE("info: warns about extra exports, refuses what is not a plugin", "[inf
 #endif
 }
 
+TEST_CASE("info: bytes that are not UTF-8 and escape sequences in a descriptor never break the output", "[info]")
+{
+    const Run j = lapse_cli("info " + quote(fixture("odd_text")) + " --json");
+    INFO(j.err);
+    REQUIRE(j.status == 0);
+    const nlohmann::json doc = j.json();
+    CHECK(doc["name"] == "odd\xEF\xBF\xBD\xEF\xBF\xBD");  // each stray byte is U+FFFD
+    CHECK(doc["description"].get<std::string>().find("red") != std::string::npos);
+
+    const Run t = lapse_cli("info " + quote(fixture("odd_text")));
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find('\x1b') == std::string::npos);  // no escape reaches the terminal
+    CHECK(t.out.find('\x07') == std::string::npos);
+    CHECK_THAT(t.out, Catch::Contains("name:         odd\\xff\\xfe") &&
+                          Catch::Contains("version:      0.0.1\\x1b[2J") &&
+                          Catch::Contains("description:  \\x1b[31mred\\x1b]0;title\\x07 and \\xc3("));
+}
+
 TEST_CASE("validate: cpu", "[validate]") { validate_shipped("cpu", ""); }
 TEST_CASE("validate: cpu under forward", "[validate]") { validate_shipped("cpu", "forward"); }
 TEST_CASE("validate: fusion", "[validate]") { validate_shipped("fusion", "", "cpu"); }
