@@ -13,6 +13,5 @@ int main(int argc, char** argv)
     lapse::cli::add_validate_command(app);
     lapse::cli::add_report_command(app);
     lapse::cli::add_export_command(app);
-    CLI11_PARSE(app, argc, argv);
-    return 0;
+    return lapse::cli::parse_and_run(app, argc, argv);
 }

@@ -27,6 +27,11 @@ int main(int argc, char** argv)
     lapse::cli::add_bench_command(app);
 #endif
     // A subcommand that fails throws CLI::RuntimeError(code) after saying why.
+#if LAPSE_HAVE_COMMANDS
+    // Bad arguments exit 2, never CLI11's own codes (sdk/README.md).
+    return lapse::cli::parse_and_run(app, argc, argv);
+#else
     CLI11_PARSE(app, argc, argv);
     return lapse::tool::exit_ok;
+#endif
 }
