@@ -100,9 +100,9 @@ namespace {
 // root, since then nobody else can rename it), and every symlink met is
 // followed from the folder it sits in, so each link of a chain and each
 // folder its targets pass through is checked too. A component that does not
-// exist ends the walk: everything above it was checked. `wanted` says
-// whether the last component must be a regular file (the plugin) or may be
-// a folder (a RUNPATH entry).
+// exist ends the walk: everything above it was checked, and nobody else can
+// create it. The last component may be a file (the plugin) or a folder (a
+// RUNPATH entry); a file must not be world-writable itself.
 class PathWalk {
 public:
     std::string check(const std::filesystem::path& start)
