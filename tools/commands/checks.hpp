@@ -43,6 +43,7 @@ const std::vector<Check>& all_checks();
 void append_negotiation_checks(std::vector<Check>& out);
 void append_device_checks(std::vector<Check>& out);
 void append_lifetime_checks(std::vector<Check>& out);  // lifetime_checks.cpp
+void append_growth_checks(std::vector<Check>& out);    // growth_checks.cpp
 
 // Helpers for check bodies.
 [[noreturn]] void fail(const std::string& message);

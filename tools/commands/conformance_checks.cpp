@@ -812,6 +812,7 @@ const std::vector<Check>& all_checks()
         append_negotiation_checks(v);
         append_device_checks(v);
         append_lifetime_checks(v);
+        append_growth_checks(v);
         return v;
     }();
     return checks;
