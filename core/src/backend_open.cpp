@@ -2,6 +2,7 @@
 
 #include "loaded_library.hpp"
 #include "plugin_search.hpp"
+#include "plugin_text.hpp"
 #include "runtime_state.hpp"
 
 #include <lapse/core/error.hpp>
@@ -82,12 +83,14 @@ OpenedBackend open_node(OpenContext& context, ConfigNode& node)
         set_label(context, depth, entry.plugin + " (" + node.path + ")");
         std::string where = entry.plugin_at + ": " + node.path + ".plugin";
         std::filesystem::path file = resolve_plugin(entry.plugin, document_base_dir(*node.doc), context.search_path, where);
-        if (entry.sha256) check_sha256(file, *entry.sha256, entry.sha256_at + ": " + node.path + ".sha256");
+        std::optional<PinnedHash> pin;
+        if (entry.sha256) pin = parse_sha256_pin(*entry.sha256, entry.sha256_at + ": " + node.path + ".sha256");
         check_file_trust(file, context.allow_insecure || entry.allow_insecure, where);
 
-        std::shared_ptr<LoadedLibrary> library = LoadedLibrary::load(file, context.runtime->logger);
+        std::shared_ptr<LoadedLibrary> library =
+            LoadedLibrary::load(file, context.runtime->logger, pin ? &*pin : nullptr);
         const lapse_plugin& plugin = library->descriptor();
-        set_label(context, depth, std::string(plugin.name) + " (" + node.path + ")");
+        set_label(context, depth, library->name() + " (" + node.path + ")");
 
         lapse_device* device = nullptr;
         lapse_error error = sdk::make_error();
@@ -102,7 +105,7 @@ OpenedBackend open_node(OpenContext& context, ConfigNode& node)
         }
         if (!thrown.empty()) throw Error(LAPSE_ERROR_INTERNAL, library->path().string() + ": " + thrown);
         if (status < 0 || device == nullptr) {
-            std::string cause = error.message[0] != '\0' ? std::string(error.message) : lapse_status_name(status);
+            std::string cause = !error_text(error).empty() ? std::string(error_text(error)) : lapse_status_name(status);
             if (status >= 0) {
                 status = LAPSE_ERROR_INTERNAL;
                 cause = "open returned " + std::string(lapse_status_name(status)) + " but no device";
@@ -110,7 +113,7 @@ OpenedBackend open_node(OpenContext& context, ConfigNode& node)
             throw Error(status, cause);
         }
         OpenedBackend opened{&plugin, device, library};
-        std::string unknown = unknown_key_error(node, plugin.name);
+        std::string unknown = unknown_key_error(node, library->name());
         if (!unknown.empty()) {
             close_opened(opened);
             throw Error(LAPSE_ERROR_CONFIG, unknown);

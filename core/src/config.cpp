@@ -72,6 +72,19 @@ lapse_status wrong_type(const ConfigNode& node, const char* key, const toml::nod
                          expected + ", got " + type_name(value.type()));
 }
 
+// A TOML string may hold "\u0000"; every reader of a string here hands on
+// a C string, which would silently end at the NUL ("stream\u0000inline"
+// read as "stream"). Such a value is refused where it stands.
+std::string nul_error(const std::string& file, const toml::node& value, const std::string& name)
+{
+    return location(file, value.source()) + ": " + name + ": the string contains a NUL character (\\u0000)";
+}
+
+bool has_nul(const toml::node& value)
+{
+    return value.is_string() && value.as_string()->get().find('\0') != std::string::npos;
+}
+
 lapse_status bad_call(lapse_error* error, const char* what)
 {
     return sdk::fail(error, LAPSE_ERROR_INVALID_ARGUMENT, what);
@@ -135,6 +148,7 @@ BackendEntry read_backend_entry(ConfigNode& node)
         if (!plugin->is_string())
             throw Error(LAPSE_ERROR_CONFIG, entry.plugin_at + ": " + key_path(node, "plugin") +
                                                 ": expected a string, got " + type_name(plugin->type()));
+        if (has_nul(*plugin)) throw Error(LAPSE_ERROR_CONFIG, nul_error(file, *plugin, key_path(node, "plugin")));
         entry.plugin = plugin->as_string()->get();
     }
     if (entry.plugin.empty())
@@ -145,6 +159,7 @@ BackendEntry read_backend_entry(ConfigNode& node)
         if (!sha->is_string())
             throw Error(LAPSE_ERROR_CONFIG, entry.sha256_at + ": " + key_path(node, "sha256") +
                                                 ": expected a string, got " + type_name(sha->type()));
+        if (has_nul(*sha)) throw Error(LAPSE_ERROR_CONFIG, nul_error(file, *sha, key_path(node, "sha256")));
         entry.sha256 = sha->as_string()->get();
     }
     if (const toml::node* insecure = table.get("allow_insecure")) {
@@ -188,6 +203,7 @@ SearchSettings read_search_settings(const ConfigDocument& doc)
                     if (!item.is_string())
                         throw Error(LAPSE_ERROR_CONFIG, item_where + ": " + item_name + ": expected a string, got " +
                                                             type_name(item.type()));
+                    if (has_nul(item)) throw Error(LAPSE_ERROR_CONFIG, nul_error(file, item, item_name));
                     std::filesystem::path p(item.as_string()->get());
                     if (p.is_relative()) {
                         // Relative to the config's folder, never the working directory.
@@ -237,13 +253,17 @@ lapse_status host_config_string(const lapse_host*, const lapse_config* config, c
 {
     if (config == nullptr || key == nullptr || out == nullptr) return bad_call(error, "config_string: null argument");
     try {
-        ConfigNode& node = *ConfigNode::from(config);
+        NodeUse use(config);
+        if (!use) return node_gone(error, "config_string");
+        ConfigNode& node = *use;
         const toml::node* value = read_key(node, key);
         if (value == nullptr) {
             *out = fallback;
             return LAPSE_OK;
         }
         if (!value->is_string()) return wrong_type(node, key, *value, "a string", error);
+        if (has_nul(*value))
+            return sdk::fail(error, LAPSE_ERROR_CONFIG, nul_error(node.doc->source_name, *value, key_path(node, key)));
         *out = value->as_string()->get().c_str();  // lives as long as the document
         return LAPSE_OK;
     } catch (...) {
@@ -256,7 +276,9 @@ lapse_status host_config_int(const lapse_host*, const lapse_config* config, cons
 {
     if (config == nullptr || key == nullptr || out == nullptr) return bad_call(error, "config_int: null argument");
     try {
-        ConfigNode& node = *ConfigNode::from(config);
+        NodeUse use(config);
+        if (!use) return node_gone(error, "config_int");
+        ConfigNode& node = *use;
         const toml::node* value = read_key(node, key);
         if (value == nullptr) {
             *out = fallback;
@@ -275,7 +297,9 @@ lapse_status host_config_double(const lapse_host*, const lapse_config* config, c
 {
     if (config == nullptr || key == nullptr || out == nullptr) return bad_call(error, "config_double: null argument");
     try {
-        ConfigNode& node = *ConfigNode::from(config);
+        NodeUse use(config);
+        if (!use) return node_gone(error, "config_double");
+        ConfigNode& node = *use;
         const toml::node* value = read_key(node, key);
         if (value == nullptr) {
             *out = fallback;
@@ -299,7 +323,9 @@ lapse_status host_config_bool(const lapse_host*, const lapse_config* config, con
 {
     if (config == nullptr || key == nullptr || out == nullptr) return bad_call(error, "config_bool: null argument");
     try {
-        ConfigNode& node = *ConfigNode::from(config);
+        NodeUse use(config);
+        if (!use) return node_gone(error, "config_bool");
+        ConfigNode& node = *use;
         const toml::node* value = read_key(node, key);
         if (value == nullptr) {
             *out = fallback;
@@ -319,7 +345,9 @@ lapse_status host_config_child(const lapse_host*, const lapse_config* config, co
     if (config == nullptr || key == nullptr || out == nullptr) return bad_call(error, "config_child: null argument");
     *out = nullptr;
     try {
-        ConfigNode& node = *ConfigNode::from(config);
+        NodeUse use(config);
+        if (!use) return node_gone(error, "config_child");
+        ConfigNode& node = *use;
         const toml::node* value = read_key(node, key);
         if (value == nullptr) return LAPSE_OK;
         if (!value->is_table()) return wrong_type(node, key, *value, "a table", error);
@@ -344,7 +372,9 @@ lapse_status host_config_error(const lapse_host*, const lapse_config* config, co
 {
     if (config == nullptr) return bad_call(error, "config_error: null node");
     try {
-        const ConfigNode& node = *ConfigNode::from(config);
+        NodeUse use(config);
+        if (!use) return node_gone(error, "config_error");
+        const ConfigNode& node = *use;
         std::string where = node_location(node, key);
         std::string name = key != nullptr ? key_path(node, key) : node.path;
         return sdk::fail(error, LAPSE_ERROR_CONFIG,

@@ -23,7 +23,17 @@ namespace lapse::detail {
 struct ConfigDocument;
 struct OpenContext;
 
+// A lapse_config* is a handle, not the address of a ConfigNode: an id that
+// is never reused, looked up in a process-wide table. A node a plugin kept
+// past the `open` it was handed to is then recognised as gone (the call
+// answers LAPSE_ERROR_INVALID_ARGUMENT) instead of being read after it was
+// freed, and a node is not freed while a service call is still using it.
 struct ConfigNode {
+    ConfigNode();   // registers the node: as_config() is valid from here
+    ~ConfigNode();  // unregisters it, then waits for calls still using it
+    ConfigNode(const ConfigNode&) = delete;
+    ConfigNode& operator=(const ConfigNode&) = delete;
+
     const ConfigDocument* doc = nullptr;
     const void* table = nullptr;  // const toml::table*
     std::string path;             // "backend", "backend.inner"
@@ -33,12 +43,32 @@ struct ConfigNode {
     std::set<std::string, std::less<>> read_keys;
     std::map<std::string, std::unique_ptr<ConfigNode>, std::less<>> children;
 
-    const lapse_config* as_config() const noexcept { return reinterpret_cast<const lapse_config*>(this); }
-    static ConfigNode* from(const lapse_config* config) noexcept
-    {
-        return const_cast<ConfigNode*>(reinterpret_cast<const ConfigNode*>(config));
-    }
+    const lapse_config* as_config() const noexcept { return handle; }
+
+    const lapse_config* handle = nullptr;  // the id, set by the constructor
+    int users = 0;                         // service calls using the node (under the table's lock)
 };
+
+// One service call's use of the node a handle names; empty when the handle
+// names no live node (kept past its open, made up). The node is not freed
+// while the use lasts.
+class NodeUse {
+public:
+    explicit NodeUse(const lapse_config* config) noexcept;
+    ~NodeUse();
+    NodeUse(const NodeUse&) = delete;
+    NodeUse& operator=(const NodeUse&) = delete;
+
+    explicit operator bool() const noexcept { return node_ != nullptr; }
+    ConfigNode& operator*() const noexcept { return *node_; }
+    ConfigNode* operator->() const noexcept { return node_; }
+
+private:
+    ConfigNode* node_ = nullptr;
+};
+
+// What a service answers for a handle that names no live node.
+lapse_status node_gone(lapse_error* error, const char* call) noexcept;
 
 // The [backend] table of `doc`; throws Error(LAPSE_ERROR_CONFIG) when absent.
 std::unique_ptr<ConfigNode> make_backend_node(const ConfigDocument& doc, OpenContext* context);

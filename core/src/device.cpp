@@ -3,6 +3,7 @@
 // system-time fallback, run-anyway on open failure, and resolve.
 #include "device_core.hpp"
 
+#include "plugin_text.hpp"
 #include "runtime_state.hpp"
 
 #include <lapse/core/session.hpp>
@@ -45,7 +46,7 @@ struct CallError {
     }
     std::string describe(const char* call, lapse_status status) const
     {
-        if (e.message[0] != '\0') return e.message;
+        if (!error_text(e).empty()) return std::string(error_text(e));
         return std::string(call) + ": " + lapse_status_name(status);
     }
 };
@@ -534,7 +535,7 @@ void Device::finish_start(Window& w, lapse_status s, const lapse_error& start_er
 {
     detail::DeviceCore* core = core_.get();
     auto describe = [](const lapse_error& e, const char* call, lapse_status status) {
-        if (e.message[0] != '\0') return std::string(e.message);
+        if (!detail::error_text(e).empty()) return std::string(detail::error_text(e));
         return std::string(call) + ": " + lapse_status_name(status);
     };
     if (s == LAPSE_NO_WINDOW) {
@@ -580,8 +581,8 @@ void Device::fail_end(Duration& d, lapse_status s, const lapse_error& error)
     detail::DeviceCore* core = core_.get();
     // Never leave a window open behind a failed close.
     detail::abandon_token(core, d.token_words());
-    std::string message = error.message[0] != '\0' ? std::string(error.message)
-                                                     : std::string("profile_end: ") + lapse_status_name(s);
+    std::string message = !detail::error_text(error).empty() ? std::string(detail::error_text(error))
+                                                             : std::string("profile_end: ") + lapse_status_name(s);
     if (s >= 0) message = "profile_end: unexpected status " + std::to_string(s);
     detail::DeviceCore::fail(d, s, std::move(message));
 }
@@ -651,8 +652,8 @@ Duration Device::end_slow(Window& w, EndOptions options)
         }
         int64_t end = detail::monotonic_now_ns();
         if (s < 0) {
-            std::string cause = error.e.message[0] != '\0' ? std::string(error.e.message)
-                                                              : std::string("sync: ") + lapse_status_name(s);
+            std::string cause = !detail::error_text(error.e).empty() ? std::string(detail::error_text(error.e))
+                                                                      : std::string("sync: ") + lapse_status_name(s);
             detail::DeviceCore::fail(d, s, "profile_end: syncing stream " + std::to_string(w.stream_) +
                                                " for a system-time window: " + cause);
             break;

@@ -118,7 +118,8 @@ void read_duration(const lapse::Duration& d, lapse_duration* out) noexcept
     out->state = static_cast<uint32_t>(d.state());
     out->method = static_cast<uint32_t>(d.method());
     out->failure = d.error_status();
-    out->reserved = 0;
+    out->flags = static_cast<uint16_t>(d.flags());
+    out->queued_ops = static_cast<uint16_t>(d.queued_ops());
     if (auto iv = d.interval()) {
         out->clock_domain = static_cast<uint32_t>(iv->domain);
         out->start_ns = iv->start_ns;

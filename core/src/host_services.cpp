@@ -7,11 +7,16 @@
 #include <lapse/core/error.hpp>
 #include <lapse/sdk/error.hpp>
 
+#include <cstddef>
 #include <ctime>
 
 namespace lapse::detail {
 
 namespace {
+
+// The fields of lapse_backend this host fills (all of ABI 1.0): a plugin
+// built against a later minor may pass a longer struct, never a shorter one.
+constexpr std::size_t backend_fields_written = offsetof(lapse_backend, host_handle) + sizeof(void*);
 
 // What the host keeps in lapse_backend::host_handle for a stacked backend.
 struct StackedBackend {
@@ -28,16 +33,18 @@ lapse_status host_open_backend(const lapse_host*, const lapse_config* node, laps
 {
     if (node == nullptr || out == nullptr)
         return sdk::fail(error, LAPSE_ERROR_INVALID_ARGUMENT, "open_backend: null node or out");
-    if (out->struct_size < sizeof(lapse_backend))
-        return sdk::fail(error, LAPSE_ERROR_INVALID_ARGUMENT, "open_backend: lapse_backend is too short");
+    if (out->struct_size < backend_fields_written)
+        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                          "open_backend: lapse_backend is %u bytes, shorter than the %zu this host fills",
+                          out->struct_size, backend_fields_written);
     out->plugin = nullptr;
     out->device = nullptr;
     out->host_handle = nullptr;
     try {
-        ConfigNode& config = *ConfigNode::from(node);
-        if (config.context == nullptr)
-            return sdk::fail(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                             "open_backend: the config node is no longer valid (used after its open returned?)");
+        // Holds the node (and so the open it belongs to) while the stack below opens.
+        NodeUse use(node);
+        if (!use || use->context == nullptr) return node_gone(error, "open_backend");
+        ConfigNode& config = *use;
         auto stacked = std::make_unique<StackedBackend>();
         stacked->opened = open_node(*config.context, config);
         out->plugin = stacked->opened.plugin;

@@ -4,6 +4,8 @@
 #include "loaded_library.hpp"
 
 #include "logging.hpp"
+#include "plugin_search.hpp"
+#include "plugin_text.hpp"
 
 #include <lapse/core/error.hpp>
 #include <lapse/core/plugin.hpp>
@@ -13,7 +15,11 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
 #include <fstream>
@@ -30,12 +36,23 @@ struct LoadedLibrary::Handle {
 namespace {
 
 std::mutex registry_mutex;
-// Canonical path -> the loaded file, while anything holds it.
-std::map<std::string, std::weak_ptr<LoadedLibrary>>& registry()
+// The file's identity (device, inode) -> the loaded file, while anything
+// holds it. Not the path: another file renamed onto the path is other code.
+using FileId = std::pair<dev_t, ino_t>;
+std::map<FileId, std::weak_ptr<LoadedLibrary>>& registry()
 {
-    static auto* files = new std::map<std::string, std::weak_ptr<LoadedLibrary>>();  // never destroyed: used at exit
+    static auto* files = new std::map<FileId, std::weak_ptr<LoadedLibrary>>();  // never destroyed: used at exit
     return *files;
 }
+
+// An open descriptor, closed on every path out.
+struct OpenFile {
+    int fd = -1;
+    ~OpenFile()
+    {
+        if (fd >= 0) ::close(fd);
+    }
+};
 
 // The part of lapse_plugin this host reads: all of ABI 1.0.
 constexpr std::size_t required_descriptor_size = offsetof(lapse_plugin, get_extension) + sizeof(void*);
@@ -68,25 +85,52 @@ LoadedLibrary::~LoadedLibrary()
 {
     // Every device from this file is closed by now (each held a reference);
     // Boost.DLL's destructor unloads the file.
+    handle_.reset();
+    if (fd_ < 0) return;
+    // An object the loader could not unload (RTLD_NODELETE, a unique
+    // symbol) keeps its name /proc/self/fd/N: the number must then never be
+    // reused, or opening another file under it would return this code.
+    const std::string name = "/proc/self/fd/" + std::to_string(fd_);
+    if (void* still = ::dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+        ::dlclose(still);
+        return;  // the descriptor stays open for the life of the process
+    }
+    ::close(fd_);
 }
 
 std::shared_ptr<LoadedLibrary> LoadedLibrary::load(const std::filesystem::path& file,
-                                                   std::shared_ptr<spdlog::logger> logger)
+                                                   std::shared_ptr<spdlog::logger> logger, const PinnedHash* pin)
 {
     std::error_code ec;
     std::filesystem::path canonical = std::filesystem::canonical(file, ec);
     if (ec) refuse(file, "cannot open: " + ec.message());
 
+    OpenFile opened;
+    opened.fd = ::open(canonical.c_str(), O_RDONLY | O_CLOEXEC);
+    if (opened.fd < 0) refuse(canonical, std::string("cannot open: ") + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(opened.fd, &st) != 0) refuse(canonical, std::string("cannot stat: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) refuse(canonical, "not a regular file");
+    if (pin != nullptr) {
+        std::string actual = sha256_of_descriptor(opened.fd, file);
+        if (actual != pin->sha256)
+            throw Error(LAPSE_ERROR_LOAD, pin->where + ": " + file.string() + " has SHA-256 " + actual +
+                                              ", the config pins " + pin->sha256 + "; refusing to load it");
+    }
+
     // Held across the load so that two threads loading one file load it once.
     std::lock_guard lock(registry_mutex);
     auto& files = registry();
-    auto it = files.find(canonical.string());
+    const FileId id{st.st_dev, st.st_ino};
+    auto it = files.find(id);
     if (it != files.end()) {
         if (auto existing = it->second.lock()) return existing;
     }
     std::shared_ptr<LoadedLibrary> lib(new LoadedLibrary(canonical, std::move(logger)));
-    lib->load_and_negotiate();
-    files[canonical.string()] = lib;
+    lib->fd_ = opened.fd;  // the library owns it from here
+    opened.fd = -1;
+    lib->load_and_negotiate(lib->fd_);
+    files[id] = lib;
     // Forget expired entries so the map does not grow with every reload.
     for (auto i = files.begin(); i != files.end();) i = i->second.expired() ? files.erase(i) : std::next(i);
     return lib;
@@ -148,16 +192,25 @@ std::string foreign_machine(const std::filesystem::path& file)
 
 }  // namespace
 
-void LoadedLibrary::load_and_negotiate()
+void LoadedLibrary::load_and_negotiate(int fd)
 {
     handle_ = std::make_unique<Handle>();
     std::error_code ec;  // BOOST_DLL_USE_STD_FS: Boost.DLL reports through std::error_code
     (void)dlerror();
-    handle_->library.load(path_, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+    // The descriptor that was hashed and checked, not the name: the loader
+    // opens /proc/self/fd/N, which is that very file whatever the name
+    // points at by now. (Boost.DLL passes a path with a folder to dlopen as is.)
+    const std::filesystem::path by_descriptor = "/proc/self/fd/" + std::to_string(fd);
+    handle_->library.load(by_descriptor, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
     if (ec || !handle_->library.is_loaded()) {
         // Boost.DLL keeps only a generic code; dlerror still holds the real cause.
-        const char* why = dlerror();
-        const std::string foreign = foreign_machine(path_);
+        const char* dl_why = dlerror();
+        // dlerror names /proc/self/fd/N; the user knows the file by its name.
+        std::string why_text = dl_why != nullptr ? dl_why : "";
+        for (std::size_t at; (at = why_text.find(by_descriptor.string())) != std::string::npos;)
+            why_text.replace(at, by_descriptor.string().size(), path_.string());
+        const char* why = dl_why != nullptr ? why_text.c_str() : nullptr;
+        const std::string foreign = foreign_machine(by_descriptor);
         if (!foreign.empty()) refuse(path_, "not a loadable shared object: " + foreign);
         refuse(path_, std::string("not a loadable shared object: ") + (why != nullptr ? why : ec.message()));
     }
@@ -200,6 +253,8 @@ void LoadedLibrary::load_and_negotiate()
                           std::to_string(LAPSE_ABI_MAJOR) + "." + std::to_string(LAPSE_ABI_MINOR) +
                           " needs at least " + std::to_string(required_descriptor_size));
     if (d->name == nullptr || d->name[0] == '\0') refuse(path_, "descriptor has no name");
+    if (!terminated_within(d->name, max_plugin_name))
+        refuse(path_, "descriptor name is not NUL-terminated within " + std::to_string(max_plugin_name) + " bytes");
 
     std::vector<std::string> missing;
     if (d->open == nullptr) missing.push_back("open");
@@ -222,16 +277,18 @@ void LoadedLibrary::load_and_negotiate()
     }
 
     descriptor_ = d;
+    version_ = std::string(bounded_text(d->version, max_plugin_version));
+    description_ = std::string(bounded_text(d->description, max_plugin_description));
     {
         std::lock_guard lock(entry_mutex_);
-        name_ = d->name;
+        name_ = std::string(bounded_text(d->name, max_plugin_name));
     }
 
     // A plugin should export its entry and nothing else (hidden visibility,
     // version script): anything more can clash with the host's symbols.
     try {
         std::string extra;
-        for (const auto& s : exported_symbols(path_)) {
+        for (const auto& s : exported_symbols(by_descriptor)) {
             if (s.name == LAPSE_ENTRY_SYMBOL) continue;
             if (!extra.empty()) extra += ", ";
             extra += s.name;

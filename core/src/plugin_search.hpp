@@ -25,11 +25,27 @@ std::vector<std::filesystem::path> build_search_path(const RuntimeState& runtime
 std::filesystem::path resolve_plugin(std::string_view value, const std::filesystem::path& base_dir,
                                      const std::vector<std::filesystem::path>& search, const std::string& where);
 
-// Refuses a file that others could have replaced: world-writable itself or
-// in a world-writable folder (the search path is code execution).
+// Refuses a file that others could have replaced (the search path is code
+// execution): a world-writable file, a world-writable folder anywhere on its
+// path or on the path of any link of its symlink chain (a sticky one such as
+// /tmp only when the entry taken from it belongs to someone else), and the
+// same for every folder its RUNPATH / RPATH name ($ORIGIN expanded).
 void check_file_trust(const std::filesystem::path& file, bool allow_insecure, const std::string& where);
 
-// Refuses a file whose SHA-256 differs from the pinned one, before loading it.
-void check_sha256(const std::filesystem::path& file, std::string_view pinned, const std::string& where);
+// A pinned SHA-256 from a config, checked to be 64 hex digits (lowercased),
+// with the position errors name. LoadedLibrary hashes the descriptor it
+// loads, so the pin holds for the code that runs.
+struct PinnedHash {
+    std::string sha256;
+    std::string where;
+};
+PinnedHash parse_sha256_pin(std::string_view pinned, const std::string& where);
+
+// SHA-256 of an open file descriptor's whole content, read with pread (the
+// descriptor's offset is left alone); `shown_as` names it in errors.
+std::string sha256_of_descriptor(int fd, const std::filesystem::path& shown_as);
+
+// The RUNPATH / RPATH entries of an ELF file, as written (elf_symbols.cpp).
+std::vector<std::string> library_search_paths(const std::filesystem::path& file);
 
 }  // namespace lapse::detail

@@ -5,6 +5,7 @@
 #include "loaded_library.hpp"
 #include "logging.hpp"
 #include "plugin_search.hpp"
+#include "plugin_text.hpp"
 #include "runtime_state.hpp"
 
 #include <lapse/core/runtime.hpp>
@@ -82,17 +83,17 @@ Device Runtime::open(const Config& config)
         error.message[0] = '\0';
     }
     if (s < 0) {
-        std::string cause = error.message[0] != '\0' ? error.message : lapse_status_name(s);
+        std::string cause = !detail::error_text(error).empty() ? std::string(detail::error_text(error))
+                                                               : std::string(lapse_status_name(s));
         std::string file = opened.library->path().string();
         detail::close_opened(opened);
         throw Error(s, file + ": describe failed: " + cause);
     }
-    raw.name[sizeof raw.name - 1] = '\0';
     DeviceInfo info;
-    info.plugin = opened.plugin->name;
-    info.plugin_version = opened.plugin->version != nullptr ? opened.plugin->version : "";
+    info.plugin = opened.library->name();
+    info.plugin_version = opened.library->version();
     info.plugin_file = opened.library->path().string();
-    info.name = raw.name;
+    info.name = std::string(detail::array_text(raw.name));
     info.stream_count = raw.stream_count;
     info.capabilities = raw.capabilities;
     auto core = std::make_unique<detail::DeviceCore>(std::move(opened), std::move(info), state_);
@@ -105,6 +106,24 @@ const std::filesystem::path& PluginLibrary::path() const
 {
     if (!lib_) throw Error(LAPSE_ERROR_INVALID_ARGUMENT, "PluginLibrary: empty handle");
     return lib_->path();
+}
+
+const std::string& PluginLibrary::name() const
+{
+    if (!lib_) throw Error(LAPSE_ERROR_INVALID_ARGUMENT, "PluginLibrary: empty handle");
+    return lib_->name();
+}
+
+const std::string& PluginLibrary::version() const
+{
+    if (!lib_) throw Error(LAPSE_ERROR_INVALID_ARGUMENT, "PluginLibrary: empty handle");
+    return lib_->version();
+}
+
+const std::string& PluginLibrary::description() const
+{
+    if (!lib_) throw Error(LAPSE_ERROR_INVALID_ARGUMENT, "PluginLibrary: empty handle");
+    return lib_->description();
 }
 
 const lapse_plugin& PluginLibrary::descriptor() const

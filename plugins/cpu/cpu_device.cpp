@@ -1,8 +1,11 @@
 #include "cpu_device.hpp"
 
+#include "mpsc_queue.hpp"
+
 #include <lapse/sdk/duration.hpp>
 #include <lapse/sdk/error.hpp>
 
+#include <bit>
 #include <chrono>
 #include <cinttypes>
 #include <string>
@@ -14,6 +17,10 @@ namespace {
 using sdk::set_duration;
 
 constexpr uint32_t kMaxStreams = 64;
+// The first rings of all streams are allocated at open and held while the
+// device idles (a ring only grows when it is full): their sum is bounded,
+// so an in-range queue_capacity on many streams cannot pin gigabytes.
+constexpr uint64_t kMaxIdleQueueBytes = uint64_t{64} << 20;
 
 // A window's record as the resolver reads it, in the payload's own
 // encoding (see CpuWindow): end_ns 0 means its end marker never went out,
@@ -53,6 +60,13 @@ CpuDevice::Settings CpuDevice::read_settings(const sdk::Config& config)
     s.streams = static_cast<uint32_t>(config.integer("streams", 2, 1, kMaxStreams));
     s.queue_capacity = static_cast<uint32_t>(config.integer("queue_capacity", 4096, 16, int64_t{1} << 24));
     s.window_capacity = static_cast<uint32_t>(config.integer("window_capacity", 1024, 16, int64_t{1} << 24));
+    const uint64_t idle_queue_bytes = uint64_t{std::bit_ceil(s.queue_capacity)} * s.streams * MpscQueue::cell_bytes;
+    if (idle_queue_bytes > kMaxIdleQueueBytes)
+        config.reject("queue_capacity",
+                      std::to_string(s.queue_capacity) + " cells on each of " + std::to_string(s.streams) +
+                          " streams would hold " + std::to_string(idle_queue_bytes >> 20) +
+                          " MiB while idle, more than the limit of " + std::to_string(kMaxIdleQueueBytes >> 20) +
+                          " MiB (queues grow when full: start smaller)");
     if (mode == "stream")
         s.mode = Mode::stream;
     else if (mode == "inline")

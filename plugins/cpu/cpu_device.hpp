@@ -10,7 +10,8 @@
 // Config (every key read in both modes, so none is reported as unknown):
 //   mode           "stream" (default) | "inline"
 //   streams        1..64, default 2
-//   queue_capacity first ring size per stream, 16..2^24, default 4096
+//   queue_capacity first ring size per stream, 16..2^24, default 4096; the
+//                  first rings of all streams together hold at most 64 MiB
 //   window_capacity records allocated up front, 16..2^24, default 1024
 #pragma once
 

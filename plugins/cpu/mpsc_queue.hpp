@@ -54,6 +54,9 @@ public:
     // reads the announcement (see WorkerStream).
     bool has_claims() const noexcept;
 
+    // The memory one cell takes (for bounding what a capacity costs).
+    static constexpr std::size_t cell_bytes = 32;
+
     // Cells allocated in all segments (for memory accounting and tests).
     std::size_t cells_allocated() const noexcept { return cells_allocated_.load(std::memory_order_relaxed); }
 
@@ -64,6 +67,7 @@ private:
         std::atomic<uint64_t> seq;
         QueueEntry entry;
     };
+    static_assert(sizeof(Cell) == cell_bytes);
 
     struct Segment {
         explicit Segment(std::size_t cap);

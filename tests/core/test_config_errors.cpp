@@ -283,7 +283,7 @@ TEST_CASE("plugin files others can write to are refused unless allow_insecure", 
     auto e = error_of([&] { runtime.open(config(text, dir.path)); });
     CHECK(e.status() == LAPSE_ERROR_LOAD);
     CHECK_THAT(e.what(), Catch::Contains("refusing " + (dir.path / "open" / "lapse_noclock.so").string() +
-                                         ": its folder is world-writable"));
+                                         ": the folder " + (dir.path / "open").string() + " is world-writable"));
     CHECK_THAT(e.what(), Catch::Contains("allow_insecure = true"));
 
     lapse::Device device = runtime.open(config("[lapse]\nallow_insecure = true\nsearch_paths = [\"open\"]\n"
@@ -299,7 +299,8 @@ TEST_CASE("plugin files others can write to are refused unless allow_insecure", 
         auto w = error_of([&] {
             runtime.open(config("[lapse]\nsearch_paths = [\"safe\"]\n[backend]\nplugin = \"noclock\"\n", dir.path));
         });
-        CHECK_THAT(w.what(), Catch::Contains("the file is world-writable"));
+        CHECK_THAT(w.what(), Catch::Contains("the file " + (dir.path / "safe" / "lapse_noclock.so").string() +
+                                             " is world-writable"));
     }
 }
 

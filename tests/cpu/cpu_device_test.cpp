@@ -83,6 +83,21 @@ TEST_CASE("bad config values are config errors naming the key", "[device][config
     }
 }
 
+TEST_CASE("queue capacities that would hold more than 64 MiB while idle are refused, naming the key and the limit",
+          "[device][config]")
+{
+    // 2^24 cells on 4 streams: in range for the key, 2 GiB of rings at open.
+    CpuDevice big({{"streams", int64_t{4}}, {"queue_capacity", int64_t{1} << 24}});
+    CHECK_FALSE(big.opened());
+    CHECK(big.status == LAPSE_ERROR_CONFIG);
+    CHECK_THAT(big.error.message, Catch::Contains("queue_capacity") &&
+                                      Catch::Contains("16777216 cells on each of 4 streams would hold 2048 MiB") &&
+                                      Catch::Contains("more than the limit of 64 MiB"));
+    // The largest first ring on one stream that fits is still accepted.
+    CpuDevice fits({{"streams", int64_t{1}}, {"queue_capacity", int64_t{1} << 21}});
+    CHECK(fits.opened());
+}
+
 TEST_CASE("inline mode runs work on the caller's thread and opens no windows", "[inline]")
 {
     CpuDevice dev({{"mode", std::string("inline")}, {"streams", int64_t{3}}});

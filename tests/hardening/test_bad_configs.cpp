@@ -307,3 +307,30 @@ TEST_CASE("a pinned sha256 that does not match is refused before the library is 
         CHECK(fs::exists(marker.file));
     }
 }
+
+TEST_CASE("a NUL inside a TOML string is refused at the value, never read as its prefix", "[config][nul]")
+{
+    SECTION("a value a plugin reads")
+    {
+        ConfigFile c("[backend]\nplugin = \"cpu\"\nmode = \"stream\\u0000inline\"\n");
+        lapse::Error e = open_error(c.file);
+        CHECK(e.status() == LAPSE_ERROR_CONFIG);
+        CHECK(std::string(e.what()) ==
+              c.at(3, 8) + ": backend.mode: the string contains a NUL character (\\u0000)");
+    }
+    SECTION("the plugin the host reads")
+    {
+        ConfigFile c("[backend]\nplugin = \"cpu\\u0000../../evil\"\n");
+        lapse::Error e = open_error(c.file);
+        CHECK(e.status() == LAPSE_ERROR_CONFIG);
+        CHECK(std::string(e.what()) ==
+              c.at(2, 10) + ": backend.plugin: the string contains a NUL character (\\u0000)");
+    }
+    SECTION("a search path")
+    {
+        ConfigFile c("[lapse]\nsearch_paths = [\".\\u0000/x\"]\n[backend]\nplugin = \"cpu\"\n");
+        lapse::Error e = open_error(c.file);
+        CHECK(std::string(e.what()) ==
+              c.at(2, 17) + ": lapse.search_paths[0]: the string contains a NUL character (\\u0000)");
+    }
+}

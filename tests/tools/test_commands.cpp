@@ -12,8 +12,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -155,6 +158,24 @@ TEST_CASE("info: warns about extra exports, refuses what is not a plugin", "[inf
 #endif
 }
 
+TEST_CASE("info: bytes that are not UTF-8 and escape sequences in a descriptor never break the output", "[info]")
+{
+    const Run j = lapse_cli("info " + quote(fixture("odd_text")) + " --json");
+    INFO(j.err);
+    REQUIRE(j.status == 0);
+    const nlohmann::json doc = j.json();
+    CHECK(doc["name"] == "odd\xEF\xBF\xBD\xEF\xBF\xBD");  // each stray byte is U+FFFD
+    CHECK(doc["description"].get<std::string>().find("red") != std::string::npos);
+
+    const Run t = lapse_cli("info " + quote(fixture("odd_text")));
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find('\x1b') == std::string::npos);  // no escape reaches the terminal
+    CHECK(t.out.find('\x07') == std::string::npos);
+    CHECK_THAT(t.out, Catch::Contains("name:         odd\\xff\\xfe") &&
+                          Catch::Contains("version:      0.0.1\\x1b[2J") &&
+                          Catch::Contains("description:  \\x1b[31mred\\x1b]0;title\\x07 and \\xc3("));
+}
+
 TEST_CASE("validate: cpu", "[validate]") { validate_shipped("cpu", ""); }
 TEST_CASE("validate: cpu under forward", "[validate]") { validate_shipped("cpu", "forward"); }
 TEST_CASE("validate: fusion", "[validate]") { validate_shipped("fusion", "", "cpu"); }
@@ -280,6 +301,106 @@ TEST_CASE("validate: --only, --junit, --list and bad arguments", "[validate]")
     CHECK(lapse_cli("validate cpu --only '(['").status == 2);
     CHECK(lapse_cli("validate no_such_plugin_anywhere").status == 2);
     CHECK(lapse_cli("validate cpu --json --junit x.xml").status != 0);  // one output format
+}
+
+TEST_CASE("validate: bad arguments exit 2, never CLI11's own codes", "[validate][exit]")
+{
+    CHECK(lapse_cli("validate cpu --no-such-option").status == 2);          // CLI11: 109
+    CHECK(lapse_cli("validate cpu extra_argument").status == 2);            // CLI11: 109
+    CHECK(lapse_cli("validate cpu --timeout 0").status == 2);               // CLI11: 105/106
+    CHECK(lapse_cli("validate cpu --seed not_a_number").status == 2);
+    CHECK(lapse_cli("no_such_subcommand").status == 2);
+    CHECK(lapse_cli("validate --help").status == 0);
+}
+
+TEST_CASE("validate: an absurd --timeout is refused, not turned into an instant one", "[validate][exit]")
+{
+    const Run r = lapse_cli("validate cpu --only '^device\\.open_close$' --timeout 1e10");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Catch::Contains("--timeout"));
+    CHECK(r.out.find("timed out") == std::string::npos);
+}
+
+TEST_CASE("validate: --config must name PLUGIN, or replaces it", "[validate][config]")
+{
+    const fs::path config = scratch() / "validate_cpu.toml";
+    std::ofstream(config) << "[backend]\nplugin = \"cpu\"\nstreams = 1\n";
+    // The file checks would look at one plugin and the device checks open another.
+    const Run other = lapse_cli("validate " + quote(fixture("crash_on_open")) + " --config " + quote(config.string()) +
+                                " --only '^device\\.open_close$'");
+    CHECK(other.status == 2);
+    CHECK_THAT(other.err, Catch::Contains("lapse_cpu.so") && Catch::Contains("lapse_crash_on_open.so") &&
+                              Catch::Contains("name the same plugin"));
+    const Run same = lapse_cli("validate cpu --config " + quote(config.string()) + " --only '^device\\.open_close$'");
+    CHECK(same.status == 0);
+    const Run replaced = lapse_cli("validate --config " + quote(config.string()) + " --only '^device\\.open_close$' --json");
+    INFO(replaced.err);
+    REQUIRE(replaced.status == 0);
+    CHECK_THAT(replaced.json()["file"].get<std::string>(), Catch::EndsWith("lapse_cpu.so"));
+    CHECK(lapse_cli("validate").status == 2);
+}
+
+TEST_CASE("validate: a worker thread that crashes a second after open is caught", "[validate]")
+{
+    // The quick checks close the device within milliseconds and cannot see it.
+    const Run r = lapse_cli("validate " + quote(fixture("crash_after_open")) + " --only '^device\\.stays_up$'");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL") && Catch::Contains("device.stays_up: crashed"));
+}
+
+namespace {
+
+// The children of `pid`, from /proc.
+std::vector<pid_t> children_of(pid_t pid)
+{
+    std::vector<pid_t> out;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+    pid_t child;
+    while (in >> child) out.push_back(child);
+    return out;
+}
+
+bool alive(pid_t pid)
+{
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat) return false;
+    std::string line;
+    std::getline(stat, line);
+    const auto close_paren = line.rfind(')');
+    return close_paren != std::string::npos && close_paren + 2 < line.size() && line[close_paren + 2] != 'Z';
+}
+
+}  // namespace
+
+TEST_CASE("validate: killing it kills the check it is running", "[validate][kill]")
+{
+    const pid_t validate = fork();
+    REQUIRE(validate >= 0);
+    if (validate == 0) {
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        dup2(devnull, STDOUT_FILENO);
+        dup2(devnull, STDERR_FILENO);
+        const std::string plugin = fixture("hang_on_open");
+        execl(LAPSE_TOOLS_DRIVER, LAPSE_TOOLS_DRIVER, "validate", plugin.c_str(), "--only", "^device\\.open_close$",
+              "--timeout", "120", static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    // Wait for the forked check (it hangs in open).
+    std::vector<pid_t> checks;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while ((checks = children_of(validate)).empty() && std::chrono::steady_clock::now() < give_up)
+        usleep(20000);
+    REQUIRE(checks.size() == 1);
+    const pid_t check = checks.front();
+    REQUIRE(alive(check));
+
+    kill(validate, SIGKILL);
+    int status = 0;
+    REQUIRE(waitpid(validate, &status, 0) == validate);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (alive(check) && std::chrono::steady_clock::now() < deadline) usleep(20000);
+    CHECK_FALSE(alive(check));
+    if (alive(check)) kill(check, SIGKILL);  // do not leave it spinning
 }
 
 namespace {

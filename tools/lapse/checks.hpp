@@ -42,6 +42,8 @@ const std::vector<Check>& all_checks();
 // Parts of the list, defined in their own files.
 void append_negotiation_checks(std::vector<Check>& out);
 void append_device_checks(std::vector<Check>& out);
+void append_lifetime_checks(std::vector<Check>& out);  // lifetime_checks.cpp
+void append_growth_checks(std::vector<Check>& out);    // growth_checks.cpp
 
 // Helpers for check bodies.
 [[noreturn]] void fail(const std::string& message);

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 namespace lapse::cli {
@@ -32,10 +33,15 @@ void write_all(int fd, const std::string& s) noexcept
 }
 
 [[noreturn]] void child_main(const std::function<std::pair<Outcome, std::string>()>& body, int result_fd,
-                             int stderr_fd)
+                             int stderr_fd, pid_t parent)
 {
     // Own process group: a timeout kills whatever the plugin started too.
     setpgid(0, 0);
+    // Killing `lapse validate` (SIGKILL, SIGTERM, ^C) kills the check it
+    // was running: a child left alone would spin on at 100% CPU. The second
+    // test covers a parent that died before the prctl took effect.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
     // The plugin's logs and prints go to the report, not into the parent's
     // output (which may be JSON on stdout).
     dup2(stderr_fd, STDOUT_FILENO);
@@ -94,6 +100,7 @@ ChildResult run_in_child(const std::function<std::pair<Outcome, std::string>()>&
     }
     std::fflush(nullptr);  // nothing buffered is written twice
     const auto start = clock::now();
+    const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) {
         out.message = std::string("fork failed: ") + std::strerror(errno);
@@ -103,7 +110,7 @@ ChildResult run_in_child(const std::function<std::pair<Outcome, std::string>()>&
     if (pid == 0) {
         close(result_pipe[0]);
         close(err_pipe[0]);
-        child_main(body, result_pipe[1], err_pipe[1]);
+        child_main(body, result_pipe[1], err_pipe[1], parent);
     }
     setpgid(pid, pid);  // also here: no race with the child's own call
     close(result_pipe[1]);

@@ -811,6 +811,8 @@ const std::vector<Check>& all_checks()
         std::vector<Check> v;
         append_negotiation_checks(v);
         append_device_checks(v);
+        append_lifetime_checks(v);
+        append_growth_checks(v);
         return v;
     }();
     return checks;

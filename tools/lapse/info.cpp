@@ -1,6 +1,7 @@
 // lapse info PLUGIN [--json]: what a plugin file is, without opening a
 // device or running work (only the entry point runs, as any host would).
 #include "plugin_arg.hpp"
+#include "terminal.hpp"
 
 #include "commands.hpp"
 #include <lapse/core.hpp>
@@ -39,7 +40,7 @@ Examples:
         try {
             lib = runtime.load_plugin(plugin_argument(opt->plugin));
         } catch (const std::exception& e) {
-            std::cerr << "lapse info: " << e.what() << '\n';
+            std::cerr << "lapse info: " << terminal_text(e.what()) << '\n';
             throw CLI::RuntimeError(exit_failure);
         }
         const lapse_plugin& d = lib.descriptor();
@@ -58,7 +59,10 @@ Examples:
             sha = sha256_file(lib.path());
         } catch (const std::exception&) {
         }
-        auto text = [](const char* s) { return std::string(s != nullptr ? s : ""); };
+        // The descriptor's strings as the core copied them (bounded), any bytes.
+        const std::string& name = lib.name();
+        const std::string& version = lib.version();
+        const std::string& description = lib.description();
         char caps_hex[32];
         std::snprintf(caps_hex, sizeof caps_hex, "0x%llx", static_cast<unsigned long long>(d.capabilities));
 
@@ -69,33 +73,33 @@ Examples:
             j["entry"] = LAPSE_ENTRY_SYMBOL;
             j["abi"] = {{"major", d.abi_major}, {"minor", d.abi_minor}};
             j["descriptor_size"] = d.struct_size;
-            j["name"] = text(d.name);
-            j["version"] = text(d.version);
-            j["description"] = text(d.description);
+            j["name"] = name;
+            j["version"] = version;
+            j["description"] = description;
             j["capabilities"] = capability_names(d.capabilities);
             j["capability_bits"] = d.capabilities;
             j["extensions_query"] = d.get_extension != nullptr;
             j["extra_exports"] = extra;
-            std::cout << j.dump(2) << '\n';
+            std::cout << json_text(j) << '\n';
         } else {
-            std::cout << "file:         " << file << '\n'
+            std::cout << "file:         " << terminal_text(file) << '\n'
                       << "sha256:       " << sha << '\n'
                       << "entry:        " << LAPSE_ENTRY_SYMBOL << '\n'
                       << "ABI:          " << d.abi_major << '.' << d.abi_minor << " (descriptor " << d.struct_size
                       << " bytes; host speaks " << LAPSE_ABI_MAJOR << '.' << LAPSE_ABI_MINOR << ")\n"
-                      << "name:         " << text(d.name) << '\n'
-                      << "version:      " << text(d.version) << '\n'
-                      << "description:  " << text(d.description) << '\n'
+                      << "name:         " << terminal_text(name) << '\n'
+                      << "version:      " << terminal_text(version) << '\n'
+                      << "description:  " << terminal_text(description) << '\n'
                       << "capabilities: " << capability_names(d.capabilities) << " (" << caps_hex << ")\n";
         }
         if (!extra.empty()) {
             std::string list;
             for (const auto& s : extra) list += (list.empty() ? "" : ", ") + s;
-            std::cerr << "lapse info: warning: " << file << " exports " << extra.size() << " symbol(s) besides "
-                      << LAPSE_ENTRY_SYMBOL << ": " << list
+            std::cerr << "lapse info: warning: " << terminal_text(file) << " exports " << extra.size()
+                      << " symbol(s) besides " << LAPSE_ENTRY_SYMBOL << ": " << terminal_text(list)
                       << " (build with hidden visibility and the SDK's version script)\n";
         }
-        if (!symbols_error.empty()) std::cerr << "lapse info: warning: cannot list exports: " << symbols_error << '\n';
+        if (!symbols_error.empty()) std::cerr << "lapse info: warning: cannot list exports: " << terminal_text(symbols_error) << '\n';
     });
 }
 

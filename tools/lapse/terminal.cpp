@@ -1,11 +1,98 @@
 #include "terminal.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
 
 namespace lapse::cli {
+
+namespace {
+
+// Length of the valid UTF-8 sequence at `s[i]`, or 0 when the byte there
+// does not start one (overlongs, surrogates and code points past U+10FFFF
+// are invalid).
+std::size_t utf8_sequence(std::string_view s, std::size_t i, uint32_t& code_point)
+{
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char b0 = byte(i);
+    std::size_t length;
+    uint32_t cp;
+    if (b0 < 0x80) {
+        code_point = b0;
+        return 1;
+    } else if (b0 >= 0xC2 && b0 <= 0xDF) {
+        length = 2;
+        cp = b0 & 0x1F;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+        length = 3;
+        cp = b0 & 0x0F;
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+        length = 4;
+        cp = b0 & 0x07;
+    } else {
+        return 0;
+    }
+    if (s.size() - i < length) return 0;
+    for (std::size_t k = 1; k < length; ++k) {
+        if ((byte(i + k) & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (byte(i + k) & 0x3F);
+    }
+    if ((length == 3 && cp < 0x800) || (length == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    code_point = cp;
+    return length;
+}
+
+void append_hex(std::string& out, unsigned char b)
+{
+    static const char hex[] = "0123456789abcdef";
+    out += "\\x";
+    out += hex[b >> 4];
+    out += hex[b & 15];
+}
+
+}  // namespace
+
+std::string terminal_text(std::string_view text)
+{
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        uint32_t cp = 0;
+        const std::size_t n = utf8_sequence(text, i, cp);
+        const bool control = n > 0 && ((cp < 0x20 && cp != '\t') || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F));
+        if (n == 0 || control) {
+            const std::size_t bytes = n == 0 ? 1 : n;
+            for (std::size_t k = 0; k < bytes; ++k) append_hex(out, static_cast<unsigned char>(text[i + k]));
+            i += bytes;
+            continue;
+        }
+        out.append(text.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
+std::string utf8_text(std::string_view text)
+{
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        uint32_t cp = 0;
+        const std::size_t n = utf8_sequence(text, i, cp);
+        if (n == 0) {
+            out += "\xEF\xBF\xBD";  // U+FFFD
+            ++i;
+            continue;
+        }
+        out.append(text.substr(i, n));
+        i += n;
+    }
+    return out;
+}
 
 Progress::Progress() : enabled_(isatty(STDERR_FILENO) == 1 && std::getenv("LAPSE_NO_PROGRESS") == nullptr) {}
 

@@ -27,6 +27,27 @@ private:
     bool shown_ = false;
 };
 
+// Text that came from a file (a plugin's name or description, a window's
+// name, a message a plugin wrote) made safe to print: valid UTF-8 without
+// control characters passes as is; every control character (C0 but tab,
+// DEL, C1) and every byte that is not part of valid UTF-8 is written as
+// \xNN, so no escape sequence from a file ever reaches the terminal and the
+// bytes stay recognisable. Newlines are escaped too: one value, one line.
+std::string terminal_text(std::string_view text);
+
+// Text made valid UTF-8 for a JSON or XML document: each byte that is not
+// part of valid UTF-8 becomes U+FFFD. (nlohmann::json otherwise throws
+// type_error 316 when dumping it.)
+std::string utf8_text(std::string_view text);
+
+// Dumps JSON whatever bytes its strings hold (invalid UTF-8 -> U+FFFD).
+// Every JSON output of the tools goes through this.
+template <class Json>
+std::string json_text(const Json& j, int indent = 2)
+{
+    return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 // "812 ns", "12.345 us", "3.210 ms", "1.500 s": three decimals, unit chosen
 // by magnitude.
 std::string human_duration(double ns);

@@ -27,6 +27,11 @@
 namespace lapse::cli {
 namespace {
 
+// --timeout bounds: below 10 ms no check can open a device; past a day the
+// value is a typo (1e10 s overflows the milliseconds and times out at once).
+constexpr double min_timeout_s = 0.01;
+constexpr double max_timeout_s = 86400;
+
 std::string toml_string(const std::string& s)
 {
     std::string out = "\"";
@@ -74,9 +79,13 @@ int run_validate(const Options& opt, bool seed_given)
         return exit_usage;
     }
 
+    if (opt.plugin.empty() && opt.config.empty()) {
+        std::cerr << "lapse validate: name the PLUGIN to check, or a --config FILE whose [backend] names it\n";
+        return exit_usage;
+    }
     CheckContext ctx;
     ValidateRun run;
-    run.plugin_arg = opt.plugin;
+    run.plugin_arg = opt.plugin.empty() ? Config::from_file(opt.config).backend_plugin() : opt.plugin;
     run.under = opt.under;
     // Only paths are resolved here; loading happens in the children, so a
     // plugin that crashes while loading is a reported check, not a crash
@@ -86,9 +95,25 @@ int run_validate(const Options& opt, bool seed_given)
         std::optional<Config> config;
         if (!opt.config.empty()) config = Config::from_file(opt.config);
         ctx.plugin_file = std::filesystem::absolute(
-                              runtime.find_plugin(plugin_argument(opt.plugin), config ? &*config : nullptr))
+                              runtime.find_plugin(plugin_argument(run.plugin_arg), config ? &*config : nullptr))
                               .string();
         if (config) {
+            // The file checks look at PLUGIN and the device checks open the
+            // config's [backend]: they must be one file, or the run would
+            // report on one plugin after opening another.
+            const std::string named = config->backend_plugin();
+            if (named.empty()) {
+                std::cerr << "lapse validate: --config " << opt.config << ": [backend] names no plugin\n";
+                return exit_usage;
+            }
+            std::error_code ec;
+            const std::filesystem::path opened = runtime.find_plugin(named, &*config);
+            if (!std::filesystem::equivalent(opened, ctx.plugin_file, ec)) {
+                std::cerr << "lapse validate: --config " << opt.config << " opens " << opened.string()
+                          << " ([backend] plugin = \"" << named << "\"), not PLUGIN " << ctx.plugin_file
+                          << ": name the same plugin, or leave PLUGIN out and the config's is checked\n";
+                return exit_usage;
+            }
             std::ifstream in(opt.config);
             std::stringstream text;
             text << in.rdbuf();
@@ -195,8 +220,10 @@ runs. A device the host reports unavailable (no driver, no GPU) makes the
 device checks SKIP with the reason.
 
 Exit status: 0 no check failed (SKIP lines do not fail the run); 1 a check
-failed; 2 bad arguments or plugin not found; 3 with --require-device when
-checks skipped because the device is unavailable.
+failed; 2 bad arguments (a --timeout outside 0.01..86400 s, a --config whose
+[backend] names another plugin) or plugin not found; 3 with
+--require-device when checks skipped because the device is unavailable.
+Killing validate kills the check it is running (its child dies with it).
 
 Examples:
   lapse validate cpu
@@ -204,15 +231,18 @@ Examples:
   lapse validate fusion --inner cpu --under forward
   lapse validate cuda --only '^window\.' --seed 42
   lapse validate vulkan --config vulkan.toml --junit validate.xml
+  lapse validate --config vulkan.toml
   lapse validate --list cpu)HELP");
-    cmd->add_option("PLUGIN", opt->plugin, "Plugin name or path")->required();
+    cmd->add_option("PLUGIN", opt->plugin,
+                    "Plugin name or path (may be left out with --config: its [backend] plugin is checked)");
     auto* under = cmd->add_option("--under", opt->under,
                                   "Open the plugin under a stacking plugin (e.g. forward): [backend] plugin=NAME, "
                                   "[backend.inner] plugin=PLUGIN");
     auto* inner = cmd->add_option("--inner", opt->inner,
                                   "For a stacking plugin (forward, fusion): the backend it stacks on, as "
                                   "[inner] plugin=NAME");
-    cmd->add_option("--config", opt->config, "Open the device with this config file's [backend] instead")
+    cmd->add_option("--config", opt->config,
+                    "Open the device with this config file's [backend], which must name PLUGIN (or replaces it)")
         ->check(CLI::ExistingFile)
         ->excludes(under)
         ->excludes(inner);
@@ -221,7 +251,7 @@ Examples:
     auto* json = cmd->add_flag("--json", opt->json, "Print the results as JSON");
     cmd->add_option("--junit", opt->junit, "Also write JUnit XML to FILE")->excludes(json);
     cmd->add_option("--timeout", opt->timeout_s, "Seconds each check may take before it is killed")
-        ->check(CLI::PositiveNumber)
+        ->check(CLI::Range(min_timeout_s, max_timeout_s))
         ->capture_default_str();
     cmd->add_flag("--list", opt->list, "List the checks and exit");
     cmd->add_flag("--verbose,-v", opt->verbose, "Show each check's stderr, also when it passes");

@@ -1,5 +1,7 @@
 #include "validate_output.hpp"
 
+#include "terminal.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -8,8 +10,9 @@
 namespace lapse::cli {
 namespace {
 
-std::string xml_escape(const std::string& s)
+std::string xml_escape(const std::string& raw)
 {
+    const std::string s = utf8_text(raw);  // the document says UTF-8
     std::string out;
     out.reserve(s.size());
     for (unsigned char c : s) {
@@ -53,7 +56,7 @@ void print_text_line(std::ostream& out, const CheckRecord& check, bool verbose)
     char time[32];
     std::snprintf(time, sizeof time, "%7.3f s", check.result.seconds);
     out << tag << "  " << time << "  " << check.name;
-    if (!check.result.message.empty()) out << ": " << check.result.message;
+    if (!check.result.message.empty()) out << ": " << terminal_text(check.result.message);
     out << '\n';
     if (check.result.outcome == Outcome::fail || verbose) {
         if (!check.result.stderr_tail.empty()) {
@@ -61,20 +64,20 @@ void print_text_line(std::ostream& out, const CheckRecord& check, bool verbose)
             std::string line;
             for (char c : check.result.stderr_tail) {
                 if (c == '\n') {
-                    out << "      " << line << '\n';
+                    out << "      " << terminal_text(line) << '\n';
                     line.clear();
                 } else {
                     line += c;
                 }
             }
-            if (!line.empty()) out << "      " << line << '\n';
+            if (!line.empty()) out << "      " << terminal_text(line) << '\n';
         }
     }
 }
 
 void print_text_summary(std::ostream& out, const ValidateRun& run)
 {
-    out << run.plugin_file << (run.under.empty() ? "" : " under " + run.under) << ": " << run.count(Outcome::pass)
+    out << terminal_text(run.plugin_file) << (run.under.empty() ? "" : " under " + run.under) << ": " << run.count(Outcome::pass)
         << " passed, " << run.count(Outcome::fail) << " failed, " << run.count(Outcome::skip) << " skipped (seed "
         << run.seed << ")\n";
 }
@@ -99,7 +102,7 @@ void print_json(std::ostream& out, const ValidateRun& run)
     j["summary"] = {{"passed", run.count(Outcome::pass)},
                     {"failed", run.count(Outcome::fail)},
                     {"skipped", run.count(Outcome::skip)}};
-    out << j.dump(2) << '\n';
+    out << json_text(j) << '\n';
 }
 
 void write_junit(std::ostream& out, const ValidateRun& run)

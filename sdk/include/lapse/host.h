@@ -20,8 +20,12 @@ extern "C" {
 struct lapse_plugin;
 struct lapse_device;
 
-/* A node (table) of the config, owned by the host. Valid until the `open`
- * call it was handed to returns. */
+/* A node (table) of the config, owned by the host: an opaque handle, never
+ * dereferenced by a plugin. Valid until the `open` call it was handed to
+ * returns (for a node from config_child: until the `open` that received its
+ * root returns). After that, every service given the node answers
+ * LAPSE_ERROR_INVALID_ARGUMENT with a message and reads nothing: keep what
+ * you need from the config, not the node. */
 typedef struct lapse_config lapse_config;
 
 typedef enum lapse_log_level {
@@ -61,7 +65,11 @@ typedef struct lapse_host {
      * Every key a plugin reads is marked known: after `open` succeeds the
      * host refuses keys the plugin never read (a typo must not be silently
      * ignored), so read every key you accept, whatever the mode.
-     * [any thread, during the `open` call that received `node`] */
+     * A string from config_string lives as long as the node: copy it. A
+     * string value holding a NUL character ("\u0000") is refused with
+     * LAPSE_ERROR_CONFIG, never handed out as its prefix.
+     * [any thread, during the `open` call that received `node`; after it,
+     * LAPSE_ERROR_INVALID_ARGUMENT] */
     lapse_status (*config_string)(const struct lapse_host* host, const lapse_config* node,
                                   const char* key, const char* fallback, const char** out,
                                   lapse_error* error);
@@ -82,11 +90,17 @@ typedef struct lapse_host {
 
     /* Opens the backend that `node` names (its `plugin` key), loading that
      * plugin file if needed and keeping it loaded until close_backend.
-     * Refuses cycles. Errors name every layer on the way down.
-     * [any thread, during `open` or later] */
+     * Refuses cycles. Errors name every layer on the way down. `out` may be
+     * longer than this host's lapse_backend (a later minor); the host fills
+     * the fields it knows and leaves the rest.
+     * [any thread, during the `open` call that received `node` (a stacking
+     * plugin opens its inner backend while it opens); after that open
+     * returned the node is gone and this answers
+     * LAPSE_ERROR_INVALID_ARGUMENT] */
     lapse_status (*open_backend)(const struct lapse_host* host, const lapse_config* node,
                                  lapse_backend* out, lapse_error* error);
-    /* Closes a backend from open_backend. Cannot fail. [any thread] */
+    /* Closes a backend from open_backend. Cannot fail. [any thread, at any
+     * time after open_backend: the inner device outlives the node] */
     void (*close_backend)(const struct lapse_host* host, lapse_backend* backend);
 
     /* The host's monotonic clock (CLOCK_MONOTONIC), in ns. [thread-safe] */

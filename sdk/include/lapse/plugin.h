@@ -12,6 +12,18 @@
  *   [any thread]    any thread, but not concurrently with the calls it names.
  * A device's hot path (profile_start, profile_end, profile_abandon) takes no
  * global lock, does not allocate in the steady state and does not log.
+ *
+ * Growth: a minor version only appends fields at the end of a struct that
+ * starts with struct_size, so the two sides of a call may disagree on its
+ * size. A reader accepts any struct_size that reaches the end of the last
+ * field it uses (a plugin of ABI 1.0 needs lapse_duration through
+ * `failure`, lapse_device_info through `name`, lapse_end_options through
+ * `flags`, lapse_error through `message`, lapse_host through the last
+ * service it calls) and treats fields past the other side's struct_size as
+ * absent. A writer writes no byte past the struct_size the reader set. An
+ * array (resolve's `out`) is strided by out[0].struct_size, the caller's
+ * size, never the plugin's sizeof. tests/abi_growth builds both sides
+ * against a synthetic next minor and runs each against today's.
  */
 #ifndef LAPSE_PLUGIN_H
 #define LAPSE_PLUGIN_H

@@ -33,7 +33,12 @@ public:
 
     const std::filesystem::path& path() const;
     // The checked descriptor (major, struct_size, required functions).
+    // Its strings are the plugin's memory: read them through the accessors
+    // below, which the core copied within bounds when the file was loaded.
     const lapse_plugin& descriptor() const;
+    const std::string& name() const;
+    const std::string& version() const;         // "" when the descriptor has none
+    const std::string& description() const;     // at most 1024 bytes
 
 private:
     friend class Runtime;

@@ -9,6 +9,7 @@
 #include <lapse/lapse.h>
 
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -16,7 +17,18 @@
 #include <string_view>
 #include <utility>
 
+// Growth: a minor version only appends fields to a struct, so the other
+// side of a call may have been built against an older or a newer minor and
+// pass a shorter or longer struct than this build's sizeof. A reader accepts
+// any struct_size that reaches the end of the last field it uses; a writer
+// writes no byte past the struct_size the other side set (PJRT's rule).
+// LAPSE_SDK_SIZE_THROUGH(type, field) is where `field` of `type` ends.
+#define LAPSE_SDK_SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(static_cast<type*>(nullptr)->field))
+
 namespace lapse::sdk {
+
+// The part of a caller's lapse_error that is written: code and message.
+inline constexpr std::size_t error_size_written = LAPSE_SDK_SIZE_THROUGH(lapse_error, message);
 
 // An error with the status it maps to at the boundary.
 class Error : public std::exception {
@@ -31,10 +43,11 @@ private:
 };
 
 // Writes `message` into a caller-owned error struct, if there is one and it
-// is large enough to hold the fields we write. Truncates; never throws.
+// reaches the end of the fields we write (a longer one, from a later minor,
+// keeps its later fields). Truncates; never throws.
 inline void write_error(lapse_error* error, lapse_status status, std::string_view message) noexcept
 {
-    if (error == nullptr || error->struct_size < sizeof(lapse_error)) return;
+    if (error == nullptr || error->struct_size < error_size_written) return;
     error->code = status;
     std::size_t n = message.size() < LAPSE_ERROR_MESSAGE_CAPACITY - 1 ? message.size()
                                                                        : LAPSE_ERROR_MESSAGE_CAPACITY - 1;
@@ -55,7 +68,7 @@ __attribute__((format(printf, 3, 4)))
 #endif
 inline lapse_status failf(lapse_error* error, lapse_status status, const char* format, ...) noexcept
 {
-    if (error == nullptr || error->struct_size < sizeof(lapse_error)) return status;
+    if (error == nullptr || error->struct_size < error_size_written) return status;
     error->code = status;
     va_list args;
     va_start(args, format);
@@ -68,7 +81,7 @@ inline lapse_status failf(lapse_error* error, lapse_status status, const char* f
 // adds its name to an inner error and keeps the inner message intact).
 inline void prefix_error(lapse_error* error, std::string_view prefix) noexcept
 {
-    if (error == nullptr || error->struct_size < sizeof(lapse_error)) return;
+    if (error == nullptr || error->struct_size < error_size_written) return;
     constexpr std::size_t capacity = LAPSE_ERROR_MESSAGE_CAPACITY - 1;  // keep room for the NUL
     char* m = error->message;
     const std::size_t inner = ::strnlen(m, capacity);

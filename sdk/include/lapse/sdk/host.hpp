@@ -27,6 +27,13 @@ inline int64_t monotonic_ns() noexcept
 
 class Backend;
 
+// Whether `host` carries `service` (its struct reaches the field, the
+// pointer is set): a host of an older minor lacks what later minors
+// appended. LAPSE_SDK_HOST_OFFERS(host, open_backend)
+#define LAPSE_SDK_HOST_OFFERS(host, service)                                                        \
+    ((host) != nullptr && (host)->struct_size >= LAPSE_SDK_SIZE_THROUGH(lapse_host, service) && \
+     (host)->service != nullptr)
+
 class Host {
 public:
     explicit Host(const lapse_host* host) noexcept : host_(host) {}
@@ -35,7 +42,7 @@ public:
     // [thread-safe] Not for the hot path.
     void log(lapse_log_level level, const std::string& message) const noexcept
     {
-        if (host_ != nullptr && host_->log != nullptr) host_->log(host_, level, message.c_str());
+        if (LAPSE_SDK_HOST_OFFERS(host_, log)) host_->log(host_, level, message.c_str());
     }
     void info(const std::string& m) const noexcept { log(LAPSE_LOG_INFO, m); }
     void warn(const std::string& m) const noexcept { log(LAPSE_LOG_WARN, m); }
@@ -58,12 +65,14 @@ public:
     std::string string(const char* key, const char* fallback) const
     {
         const char* out = nullptr;
+        require(LAPSE_SDK_HOST_OFFERS(host_, config_string), "config_string");
         check(host_->config_string(host_, node_, key, fallback, &out, &error_));
         return out != nullptr ? std::string(out) : std::string();
     }
     int64_t integer(const char* key, int64_t fallback) const
     {
         int64_t out = fallback;
+        require(LAPSE_SDK_HOST_OFFERS(host_, config_int), "config_int");
         check(host_->config_int(host_, node_, key, fallback, &out, &error_));
         return out;
     }
@@ -79,12 +88,14 @@ public:
     double real(const char* key, double fallback) const
     {
         double out = fallback;
+        require(LAPSE_SDK_HOST_OFFERS(host_, config_double), "config_double");
         check(host_->config_double(host_, node_, key, fallback, &out, &error_));
         return out;
     }
     bool boolean(const char* key, bool fallback) const
     {
         int out = fallback ? 1 : 0;
+        require(LAPSE_SDK_HOST_OFFERS(host_, config_bool), "config_bool");
         check(host_->config_bool(host_, node_, key, fallback ? 1 : 0, &out, &error_));
         return out != 0;
     }
@@ -92,6 +103,7 @@ public:
     Config child(const char* key) const
     {
         const lapse_config* out = nullptr;
+        require(LAPSE_SDK_HOST_OFFERS(host_, config_child), "config_child");
         check(host_->config_child(host_, node_, key, &out, &error_));
         return Config(host_, out);
     }
@@ -100,11 +112,20 @@ public:
     // Throws a config error located at `key` (or at this node when null).
     [[noreturn]] void reject(const char* key, const std::string& message) const
     {
+        if (!LAPSE_SDK_HOST_OFFERS(host_, config_error))
+            throw Error(LAPSE_ERROR_CONFIG, std::string(key != nullptr ? key : "config") + ": " + message);
         host_->config_error(host_, node_, key, message.c_str(), &error_);
         throw Error(LAPSE_ERROR_CONFIG, error_.message);
     }
 
 private:
+    static void require(bool offered, const char* service)
+    {
+        if (!offered)
+            throw Error(LAPSE_ERROR_UNSUPPORTED, std::string("the host offers no ") + service +
+                                                     " (its lapse_host is too short or the service is null)");
+    }
+
     void check(lapse_status status) const
     {
         if (status < 0) throw Error(status, error_.message);
@@ -150,12 +171,15 @@ public:
 
 private:
     const lapse_host* host_ = nullptr;
-    lapse_backend backend_{sizeof(lapse_backend), 0, nullptr, nullptr, nullptr};
+    lapse_backend backend_{};
 };
 
 inline Backend Host::open_backend(const lapse_config* node) const
 {
-    lapse_backend backend{sizeof(lapse_backend), 0, nullptr, nullptr, nullptr};
+    if (!LAPSE_SDK_HOST_OFFERS(host_, open_backend) || !LAPSE_SDK_HOST_OFFERS(host_, close_backend))
+        throw Error(LAPSE_ERROR_UNSUPPORTED, "the host offers no open_backend (its lapse_host is too short)");
+    lapse_backend backend{};
+    backend.struct_size = sizeof(lapse_backend);
     lapse_error error = make_error();
     lapse_status status = host_->open_backend(host_, node, &backend, &error);
     if (status < 0) throw Error(status, error.message);

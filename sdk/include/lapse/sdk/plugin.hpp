@@ -23,20 +23,46 @@
 //
 // Every trampoline is noexcept: whatever the class throws (sdk::Error,
 // std::bad_alloc, anything) becomes a status and a message at the boundary.
-// Arguments the ABI forbids (null pointers, short structs) are refused
-// before the class sees them.
+// Arguments the ABI forbids (null pointers, structs too short for the fields
+// read or written) are refused before the class sees them.
+//
+// Growth (error.hpp): the class always sees structs of this build's size.
+// A caller's struct may be shorter (an older minor) or longer (a newer
+// one): the adapter accepts any size that reaches the last field of ABI
+// 1.0 it reads or writes, and writes back only min(caller's size, ours).
+// For resolve that means the caller's element stride, out[0].struct_size:
+// a caller built against another minor gets its durations copied through
+// a buffer of this build's layout, a caller of the same build (the hot
+// path) is passed through untouched.
 #pragma once
 
 #include <lapse/lapse.h>
 #include <lapse/sdk/error.hpp>
 #include <lapse/sdk/host.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string_view>
 
 namespace lapse::sdk {
 
+// The fields of ABI 1.0 the adapter reads or writes in each struct a
+// caller passes: the least struct_size it accepts.
+inline constexpr std::size_t device_info_size_written = LAPSE_SDK_SIZE_THROUGH(lapse_device_info, name);
+inline constexpr std::size_t end_options_size_read = LAPSE_SDK_SIZE_THROUGH(lapse_end_options, flags);
+inline constexpr std::size_t duration_size_written = LAPSE_SDK_SIZE_THROUGH(lapse_duration, failure);
+
 namespace detail {
+
+// Copies the bytes two builds' views of a struct share, struct_size
+// excepted (it belongs to the caller and always comes first).
+inline void copy_shared_fields(void* to, const void* from, std::size_t shared) noexcept
+{
+    if (shared > sizeof(uint32_t))
+        std::memcpy(static_cast<unsigned char*>(to) + sizeof(uint32_t),
+                    static_cast<const unsigned char*>(from) + sizeof(uint32_t), shared - sizeof(uint32_t));
+}
 
 template <class D>
 D* self(lapse_device* device) noexcept
@@ -73,14 +99,16 @@ struct Adapter {
     {
         if (device == nullptr || out == nullptr)
             return fail(error, LAPSE_ERROR_INVALID_ARGUMENT, "describe: null argument");
-        if (out->struct_size < sizeof(lapse_device_info))
-            return fail(error, LAPSE_ERROR_INVALID_ARGUMENT, "describe: lapse_device_info is too short");
+        if (out->struct_size < device_info_size_written)
+            return failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                         "describe: lapse_device_info is %u bytes, shorter than the %zu this plugin fills",
+                         out->struct_size, device_info_size_written);
         try {
-            uint32_t size = out->struct_size;
-            *out = lapse_device_info{};
-            out->struct_size = size;
-            self<D>(device)->describe(*out);
-            out->name[sizeof out->name - 1] = '\0';
+            lapse_device_info full{};
+            full.struct_size = sizeof full;
+            self<D>(device)->describe(full);
+            full.name[sizeof full.name - 1] = '\0';
+            copy_shared_fields(out, &full, std::min<std::size_t>(out->struct_size, sizeof full));
             return LAPSE_OK;
         } catch (...) {
             return status_from_current_exception(error, "describe");
@@ -127,8 +155,10 @@ struct Adapter {
         if (device == nullptr) return fail(error, LAPSE_ERROR_INVALID_ARGUMENT, "profile_end: device is null");
         uint32_t flags = 0;
         if (options != nullptr) {
-            if (options->struct_size < sizeof(lapse_end_options))
-                return fail(error, LAPSE_ERROR_INVALID_ARGUMENT, "profile_end: lapse_end_options is too short");
+            if (options->struct_size < end_options_size_read)
+                return failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                             "profile_end: lapse_end_options is %u bytes, shorter than the %zu this plugin reads",
+                             options->struct_size, end_options_size_read);
             flags = options->flags;
         }
         try {
@@ -155,15 +185,59 @@ struct Adapter {
             return fail(error, LAPSE_ERROR_INVALID_ARGUMENT, "resolve: null argument");
         // `out` is one array, so one element size: checking out[0] checks
         // them all, without a pass over a million durations before the real one.
-        if (count > 0 && out[0].struct_size < sizeof(lapse_duration))
+        if (count > 0 && out[0].struct_size < duration_size_written)
             return failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                         "resolve: out[0].struct_size is %u, shorter than lapse_duration (%zu bytes)",
-                         out[0].struct_size, sizeof(lapse_duration));
+                         "resolve: out[0].struct_size is %u, shorter than the %zu bytes of lapse_duration this "
+                         "plugin writes",
+                         out[0].struct_size, duration_size_written);
         try {
-            return self<D>(device)->resolve(tokens, out, count, timeout_ns, error);
+            if (count == 0 || out[0].struct_size == sizeof(lapse_duration))
+                return self<D>(device)->resolve(tokens, out, count, timeout_ns, error);
+            return resolve_strided(self<D>(device), tokens, out, count, timeout_ns, error);
         } catch (...) {
             return status_from_current_exception(error, "resolve");
         }
+    }
+
+    // A caller built against another minor: its elements are
+    // out[0].struct_size apart. Resolves through a buffer of this build's
+    // layout, a slice at a time, under one deadline for the whole call.
+    static lapse_status resolve_strided(D* d, const lapse_token* tokens, lapse_duration* out, uint32_t count,
+                                        uint64_t timeout_ns, lapse_error* error)
+    {
+        constexpr uint32_t slice = 32;
+        lapse_duration local[slice];
+        const std::size_t stride = out[0].struct_size;
+        const std::size_t shared = std::min(stride, sizeof(lapse_duration));
+        auto* bytes = reinterpret_cast<unsigned char*>(out);
+        const bool bounded = timeout_ns != 0 && timeout_ns != LAPSE_WAIT_FOREVER;
+        const int64_t deadline = bounded ? monotonic_ns() + static_cast<int64_t>(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)) : 0;
+        lapse_status result = LAPSE_OK;
+        lapse_error slice_error = make_error();
+        for (uint32_t at = 0; at < count;) {
+            const uint32_t n = std::min(slice, count - at);
+            for (uint32_t k = 0; k < n; ++k) {
+                local[k] = lapse_duration{};
+                copy_shared_fields(&local[k], bytes + (std::size_t(at) + k) * stride, shared);
+                local[k].struct_size = sizeof(lapse_duration);
+            }
+            uint64_t wait = timeout_ns;
+            if (bounded) {
+                const int64_t left = deadline - monotonic_ns();
+                wait = left > 0 ? static_cast<uint64_t>(left) : 0;
+            }
+            slice_error.message[0] = '\0';
+            const lapse_status s = d->resolve(tokens + at, local, n, wait, &slice_error);
+            for (uint32_t k = 0; k < n; ++k) copy_shared_fields(bytes + (std::size_t(at) + k) * stride, &local[k], shared);
+            if (s < 0 && result >= 0) {
+                result = s;
+                write_error(error, s, std::string_view(slice_error.message, ::strnlen(slice_error.message, sizeof slice_error.message)));
+            } else if (s == LAPSE_NOT_READY && result == LAPSE_OK) {
+                result = LAPSE_NOT_READY;
+            }
+            at += n;
+        }
+        return result;
     }
 
     static const void* get_extension(lapse_device* device, const char* id) noexcept
@@ -211,11 +285,12 @@ constexpr lapse_plugin make_plugin(const char* name, const char* version, const 
 }
 
 // Refuses a host whose ABI major differs, saying why through its log.
+// Another minor is accepted: its struct may be shorter or longer than ours.
 inline bool host_is_compatible(const lapse_host* host, const char* plugin_name) noexcept
 {
     if (host == nullptr || host->struct_size < sizeof(uint32_t) * 3) return false;
     if (host->abi_major != LAPSE_ABI_MAJOR) {
-        if (host->struct_size >= sizeof(lapse_host) && host->log != nullptr) {
+        if (host->struct_size >= LAPSE_SDK_SIZE_THROUGH(lapse_host, log) && host->log != nullptr) {
             char msg[160];
             std::snprintf(msg, sizeof msg, "%s: built for lapse ABI %d, host speaks %u; refusing to load",
                           plugin_name, LAPSE_ABI_MAJOR, host->abi_major);

@@ -11,6 +11,8 @@
 
 #include <lapse/dispatch.h>
 
+#include <cstddef>
+
 namespace lapse::sdk {
 
 // The target of `device`'s lapse.window_dispatch/1 extension, or the device
@@ -21,7 +23,9 @@ inline lapse_window_dispatch window_dispatch_target(const lapse_plugin* plugin, 
     if (plugin == nullptr || device == nullptr || plugin->get_extension == nullptr) return self;
     const auto* d =
         static_cast<const lapse_window_dispatch*>(plugin->get_extension(device, LAPSE_WINDOW_DISPATCH_EXTENSION));
-    if (d == nullptr || d->struct_size < sizeof(lapse_window_dispatch) || d->plugin == nullptr ||
+    // Any minor's struct that reaches `device` (the last field read) will do.
+    constexpr std::size_t size_read = offsetof(lapse_window_dispatch, device) + sizeof(lapse_device*);
+    if (d == nullptr || d->struct_size < size_read || d->plugin == nullptr ||
         d->device == nullptr)
         return self;
     const lapse_plugin& target = *d->plugin;
