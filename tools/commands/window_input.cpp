@@ -132,12 +132,16 @@ std::string printable(std::string_view text)
             if ((p[i + k] & 0xc0) != 0x80) ok = false;
             cp = cp << 6 | (p[i + k] & 0x3f);
         }
-        if (ok && ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-                   (cp >= 0x80 && cp <= 0x9f)))
+        if (ok && ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff))))
             ok = false;
         if (!ok) {
             out += '?';
             ++i;
+            continue;
+        }
+        if (cp >= 0x80 && cp <= 0x9f) {  // a C1 control (CSI is U+009B): one '?' for the whole character
+            out += '?';
+            i += len;
             continue;
         }
         out.append(text.substr(i, len));
