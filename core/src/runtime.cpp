@@ -27,12 +27,11 @@ Runtime::Runtime(RuntimeOptions options) : state_(std::make_shared<detail::Runti
     const detail::Environment env = detail::read_environment();
     state_->disabled = env.disabled;
     state_->default_config = env.config;
-    if (options.capture)
-        state_->capture = std::move(options.capture);
-    else if (!env.capture.empty() && !env.disabled) {
+    if (!env.capture.empty() && !env.disabled) {
         CaptureOptions capture;
         capture.path = env.capture;
-        state_->capture = Capture::open(std::move(capture));
+        state_->capture = state_->env_capture = Capture::open(std::move(capture));
+        state_->env_capture_path = env.capture;
     }
 }
 
@@ -44,16 +43,30 @@ Runtime::~Runtime()
     // what they left pending so far reaches the files now.
     if (!state_) return;
     std::vector<std::shared_ptr<Capture>> captures;
-    if (state_->capture) captures.push_back(state_->capture);
     {
         std::lock_guard lock(state_->captures_mutex);
+        if (state_->capture) captures.push_back(state_->capture);
         for (auto& [path, weak] : state_->config_captures)
             if (auto c = weak.lock()) captures.push_back(std::move(c));
     }
     for (auto& c : captures) c->core().drain_all(std::chrono::seconds(2));
 }
 
-std::shared_ptr<Capture> Runtime::capture() const { return state_->capture; }
+std::shared_ptr<Capture> Runtime::capture() const
+{
+    std::lock_guard lock(state_->captures_mutex);
+    return state_->capture;
+}
+
+void Runtime::record_into(std::shared_ptr<Capture> capture)
+{
+    std::lock_guard lock(state_->captures_mutex);
+    if (!capture && !state_->env_capture_path.empty()) {
+        // Back to LAPSE_CAPTURE's file (reopened only if it was replaced).
+        capture = state_->env_capture;
+    }
+    state_->capture = std::move(capture);
+}
 bool Runtime::disabled() const noexcept { return state_->disabled; }
 
 std::shared_ptr<spdlog::logger> Runtime::logger() const { return state_->logger; }
@@ -136,8 +149,9 @@ Device Runtime::open(const Config& config)
     info.capabilities = raw.capabilities;
     auto core = std::make_unique<detail::DeviceCore>(std::move(opened), std::move(info), state_);
     core->stack = detail::describe_stack(*root);
-    if (std::shared_ptr<Capture> capture = state_->capture ? state_->capture : config_capture(capture_settings))
-        core->attach_capture(std::move(capture));
+    std::shared_ptr<Capture> capture = this->capture();
+    if (!capture) capture = config_capture(capture_settings);
+    if (capture) core->attach_capture(std::move(capture));
     return Device(std::move(core));
 }
 

@@ -24,10 +24,12 @@ struct RuntimeState {
 
     bool disabled = false;                 // LAPSE_DISABLE
     std::string default_config;            // LAPSE_CONFIG
-    std::shared_ptr<Capture> capture;      // RuntimeOptions::capture or LAPSE_CAPTURE
+    std::shared_ptr<Capture> capture;      // Runtime::record_into or LAPSE_CAPTURE (under captures_mutex)
+    std::shared_ptr<Capture> env_capture;  // LAPSE_CAPTURE's
+    std::string env_capture_path;
     // Captures opened from configs' [capture] tables, by path, so devices
     // of one config share one file.
-    std::mutex captures_mutex;
+    mutable std::mutex captures_mutex;
     std::map<std::filesystem::path, std::weak_ptr<Capture>> config_captures;
 };
 

@@ -120,7 +120,8 @@ TEST_CASE("a host SIGKILLed mid-run leaves a capture readable to its last comple
             lapse::CaptureOptions o;
             o.path = file;
             o.flush_interval = std::chrono::milliseconds(10);
-            lapse::Runtime runtime(lapse::RuntimeOptions{{}, {}, lapse::Capture::open(o)});
+            lapse::Runtime runtime;
+            runtime.record_into(lapse::Capture::open(o));
             lapse::Device device = runtime.open(cpu_config());
             for (;;) device.profile(0, [] {}, {.name = "until killed"});
         } catch (...) {

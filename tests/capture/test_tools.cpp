@@ -117,7 +117,9 @@ TEST_CASE("tools: names that are not UTF-8 or hold escape sequences never break 
     {
         lapse::CaptureOptions o;
         o.path = file;
-        lapse::Device device = lapse::Runtime(lapse::RuntimeOptions{{}, {}, lapse::Capture::open(o)}).open(cpu_config());
+        lapse::Runtime runtime;
+        runtime.record_into(lapse::Capture::open(o));
+        lapse::Device device = runtime.open(cpu_config());
         for (int i = 0; i < 3; ++i) device.profile(0, [] {}, {.name = hostile});
     }
     const Run json = run("report " + q(file) + " --json", dir.path);
@@ -143,7 +145,9 @@ TEST_CASE("tools: a split pair is drawn as a flow from the opening thread to the
     {
         lapse::CaptureOptions o;
         o.path = file;
-        lapse::Device device = lapse::Runtime(lapse::RuntimeOptions{{}, {}, lapse::Capture::open(o)}).open(cpu_config());
+        lapse::Runtime runtime;
+        runtime.record_into(lapse::Capture::open(o));
+        lapse::Device device = runtime.open(cpu_config());
         lapse::Window w = device.profile_start(0, "handed over");
         device.submit(0, [] {});
         std::thread([&] { device.profile_end(w); }).join();
@@ -171,7 +175,9 @@ TEST_CASE("tools: windows dropped past the budget are printed where nobody can m
     o.budget_bytes = 64 * 1024;
     auto capture = lapse::Capture::open(o);
     {
-        lapse::Device device = lapse::Runtime(lapse::RuntimeOptions{{}, {}, capture}).open(cpu_config());
+        lapse::Runtime runtime;
+        runtime.record_into(capture);
+        lapse::Device device = runtime.open(cpu_config());
         for (int i = 0; i < 20000; ++i) device.profile(0, [] {}, {.name = "flood"});
     }
     capture->close();

@@ -108,18 +108,18 @@ void run(const RunOptions& options)
         give_up(exit_backend_unusable, e.what());
     }
 
-    RuntimeOptions runtime_options;
+    std::shared_ptr<Capture> capture;
     if (!options.capture.empty()) {
         try {
-            CaptureOptions capture;
-            capture.path = options.capture;
-            runtime_options.capture = Capture::open(std::move(capture));
+            CaptureOptions capture_options;
+            capture_options.path = options.capture;
+            capture = Capture::open(std::move(capture_options));
         } catch (const Error& e) {
             give_up(exit_failure, e.what());
         }
     }
-    std::shared_ptr<Capture> capture = runtime_options.capture;
-    Runtime runtime(std::move(runtime_options));
+    Runtime runtime;
+    if (capture) runtime.record_into(capture);
     Device device;
     try {
         device = runtime.open(*config);

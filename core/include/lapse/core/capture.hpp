@@ -2,7 +2,7 @@
 //
 // Recording:
 //   auto capture = lapse::Capture::open({.path = "run.lapse-capture"});
-//   device.record_into(capture);          // or RuntimeOptions::capture, or LAPSE_CAPTURE=path
+//   device.record_into(capture);          // or runtime.record_into(capture), or LAPSE_CAPTURE=path
 //   device.profile(0, work, {.name = "frame"});   // recorded, kept or not
 //
 // While a device records into a capture, every named window it closes is

@@ -23,7 +23,7 @@
 //                           device whose windows are no-ops and whose work
 //                           runs inline on the calling thread
 // A config's [capture] table records its devices the same way
-// (LAPSE_CAPTURE and RuntimeOptions::capture take precedence).
+// (LAPSE_CAPTURE and Runtime::record_into take precedence).
 #pragma once
 
 #include <lapse/core/capture.hpp>
@@ -50,9 +50,6 @@ struct RuntimeOptions {
     // Where plugin logs ("[cpu] ...") and the core's own messages go; null
     // uses the logger named "lapse" (created on stderr when absent).
     std::shared_ptr<spdlog::logger> logger;
-    // Every device this runtime opens records into it (overrides
-    // LAPSE_CAPTURE and a config's [capture] table).
-    std::shared_ptr<Capture> capture;
 };
 
 namespace detail {
@@ -71,8 +68,12 @@ public:
     Device open(const Config& config);
     // open() of LAPSE_CONFIG's file when set, else of Config::builtin().
     Device open_default();
-    // The capture devices of this runtime record into by default (from
-    // RuntimeOptions, LAPSE_CAPTURE), or null.
+    // Every device this runtime opens from now on records into `capture`
+    // (overriding LAPSE_CAPTURE and a config's [capture] table); null
+    // returns to those.
+    void record_into(std::shared_ptr<Capture> capture);
+    // The capture devices of this runtime record into by default
+    // (record_into, LAPSE_CAPTURE), or null.
     std::shared_ptr<Capture> capture() const;
     // True when LAPSE_DISABLE turned every window into a no-op.
     bool disabled() const noexcept;
