@@ -376,7 +376,9 @@ std::optional<Interval> Duration::resolve(std::chrono::nanoseconds timeout)
 
 Device::Device() noexcept = default;
 Device::Device(std::unique_ptr<detail::DeviceCore> core) noexcept
-    : core_(std::move(core)), plugin_(core_ ? core_->windows.plugin : nullptr),
+    // A disabled device keeps no plugin for the inline path, so its windows
+    // take the slow path's first test and return (no plugin call at all).
+    : core_(std::move(core)), plugin_(core_ && !core_->disabled ? core_->windows.plugin : nullptr),
       device_(core_ ? core_->windows.device : nullptr)
 {
 }

@@ -281,8 +281,17 @@ void CaptureCore::encode(WindowNote* note) noexcept
         count_drop(*note);
         admitted_.fetch_sub(1, std::memory_order_relaxed);
     }
-    held_.fetch_sub(note->cost, std::memory_order_relaxed);
+    // Given back to the budget once per round (release_held), not per
+    // window: the closing threads' counter then rarely changes under them.
+    freed_ += note->cost;
     free_note(note);
+}
+
+void CaptureCore::release_held() noexcept
+{
+    if (freed_ == 0) return;
+    held_.fetch_sub(freed_, std::memory_order_relaxed);
+    freed_ = 0;
 }
 
 bool CaptureCore::process(std::chrono::nanoseconds timeout, DeviceCore* only) noexcept
@@ -339,6 +348,7 @@ void CaptureCore::settle(DeviceCore* only, std::chrono::nanoseconds wait, bool g
         const auto slice = std::min<std::chrono::nanoseconds>(
             std::max<std::chrono::nanoseconds>(deadline - now, std::chrono::nanoseconds(0)), std::chrono::milliseconds(50));
         process(slice, only);
+        release_held();
         if (left() == 0 || std::chrono::steady_clock::now() >= deadline) break;
         std::this_thread::sleep_for(std::chrono::microseconds(200));  // a caller may hold a claim
     }
@@ -354,6 +364,7 @@ void CaptureCore::settle(DeviceCore* only, std::chrono::nanoseconds wait, bool g
         p = nullptr;
     }
     pending_.erase(std::remove(pending_.begin(), pending_.end(), nullptr), pending_.end());
+    release_held();
 }
 
 void CaptureCore::write_chunks(bool force) noexcept
@@ -420,6 +431,7 @@ void CaptureCore::run() noexcept
         }
         bool worked = pull();
         worked = process(std::chrono::nanoseconds(0), nullptr) || worked;
+        release_held();
         write_chunks(false);
         for (Request* r : requests) {
             handle(*r);

@@ -63,6 +63,7 @@ private:
     // `wait` has passed; then, if `give_up`, gives up the rest.
     void settle(DeviceCore* only, std::chrono::nanoseconds wait, bool give_up) noexcept;
     void encode(WindowNote* note) noexcept;
+    void release_held() noexcept;
     void write_chunks(bool force) noexcept;
     void handle(Request& request) noexcept;
 
@@ -72,8 +73,12 @@ private:
 
     std::atomic<bool> closed_{false};
     std::atomic<bool> broken_{false};  // the sink failed: windows are dropped from then on
-    std::atomic<uint64_t> held_{0}, peak_{0};
-    std::atomic<uint64_t> admitted_{0}, recorded_{0}, dropped_{0};
+    // Each on its own line: the closing threads write held_ and admitted_,
+    // the collector the rest.
+    alignas(64) std::atomic<uint64_t> held_{0};
+    std::atomic<uint64_t> admitted_{0};
+    alignas(64) std::atomic<uint64_t> peak_{0};
+    alignas(64) std::atomic<uint64_t> recorded_{0}, dropped_{0};
     std::atomic<uint64_t> bytes_written_{0}, chunks_{0};
 
     std::mutex drops_mutex_;  // the drop path only
@@ -89,6 +94,7 @@ private:
 
     // Collector thread only.
     std::vector<WindowNote*> pending_;
+    uint64_t freed_ = 0;  // budget bytes of encoded notes, not yet given back to held_
     int64_t last_write_ns_ = 0;
     std::thread collector_;
 };
