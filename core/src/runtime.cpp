@@ -28,9 +28,7 @@ Runtime::Runtime(RuntimeOptions options) : state_(std::make_shared<detail::Runti
     state_->disabled = env.disabled;
     state_->default_config = env.config;
     if (!env.capture.empty() && !env.disabled) {
-        CaptureOptions capture;
-        capture.path = env.capture;
-        state_->capture = state_->env_capture = Capture::open(std::move(capture));
+        state_->capture = state_->env_capture = detail::environment_capture(env.capture);
         state_->env_capture_path = env.capture;
     }
 }

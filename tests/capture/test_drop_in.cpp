@@ -34,10 +34,17 @@ TEST_CASE("LAPSE_CAPTURE records every named window of every device the runtime 
             b.profile(0, [] {}, {.name = "b"});
         }
     }
+    {
+        // A second runtime of the same process records into the same file
+        // (it does not start it again).
+        EnvVar capture("LAPSE_CAPTURE", file.string());
+        lapse::Runtime runtime;
+        runtime.open_default().profile(0, [] {}, {.name = "c"});
+    }
     const ReadBack r = read_all(file);
-    CHECK(r.count_by_name() == std::map<std::string, uint64_t>{{"a", 10}, {"b", 10}});
-    CHECK(r.sources.size() == 2);
-    CHECK(r.complete);
+    CHECK(r.count_by_name() == std::map<std::string, uint64_t>{{"a", 10}, {"b", 10}, {"c", 1}});
+    CHECK(r.sources.size() == 3);
+    CHECK_FALSE(r.complete);  // closed (its end chunk written) when the process exits
 }
 
 TEST_CASE("LAPSE_CONFIG chooses the config of a host that asks for the default", "[capture][env]")

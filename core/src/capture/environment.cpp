@@ -4,6 +4,8 @@
 #include <lapse/plugin.h>
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <cstring>
 
 namespace lapse::detail {
@@ -64,6 +66,40 @@ const lapse_plugin disabled_plugin = {
 };
 
 }  // namespace
+
+namespace {
+std::mutex& environment_mutex()
+{
+    static std::mutex m;
+    return m;
+}
+// Never destroyed: devices in static objects may still record while the
+// process exits; they meet a closed capture, not a freed one.
+std::map<std::string, std::shared_ptr<Capture>>& environment_captures()
+{
+    static auto* kept = new std::map<std::string, std::shared_ptr<Capture>>();
+    return *kept;
+}
+void close_environment_captures()
+{
+    std::lock_guard lock(environment_mutex());
+    for (auto& [path, capture] : environment_captures()) capture->close();
+}
+}  // namespace
+
+std::shared_ptr<Capture> environment_capture(const std::string& path)
+{
+    std::lock_guard lock(environment_mutex());
+    std::shared_ptr<Capture>& capture = environment_captures()[path];
+    if (!capture) {
+        CaptureOptions options;
+        options.path = path;
+        capture = Capture::open(std::move(options));
+        static const bool registered = (std::atexit(close_environment_captures), true);
+        (void)registered;
+    }
+    return capture;
+}
 
 Environment read_environment()
 {

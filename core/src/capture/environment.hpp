@@ -6,6 +6,9 @@
 
 #include "../backend_open.hpp"
 
+#include <lapse/core/capture.hpp>
+
+#include <memory>
 #include <string>
 
 namespace lapse::detail {
@@ -17,6 +20,12 @@ struct Environment {
 };
 
 Environment read_environment();
+
+// LAPSE_CAPTURE's capture for `path`: one per path for the whole process,
+// so every Runtime a host makes records into the same file (a second open
+// would truncate the first's windows). Closed (its end chunk written) at
+// exit.
+std::shared_ptr<Capture> environment_capture(const std::string& path);
 
 // The backend of a disabled runtime: a built-in plugin whose windows do
 // nothing (start and end return at once, resolve says not measured) and
