@@ -18,7 +18,9 @@
 // Drop-in environment (read when the Runtime is constructed):
 //   LAPSE_CONFIG=file.toml  the config open_default() opens (instead of the builtin one)
 //   LAPSE_CAPTURE=path      every device this runtime opens records every
-//                           named window into `path` (lapse/core/capture.hpp)
+//                           named window into `path` (lapse/core/capture.hpp);
+//                           every Runtime of the process shares that one file,
+//                           closed (its end chunk written) at exit
 //   LAPSE_DISABLE=1         nothing is loaded or opened: open() returns a
 //                           device whose windows are no-ops and whose work
 //                           runs inline on the calling thread
