@@ -3,13 +3,13 @@
 # UBSan, every library coverage-instrumented) and run each for a bounded
 # time. Fails on any crash, sanitizer report, leak, timeout or OOM.
 #
-#   scripts/ci-fuzz.sh [TARGET...]      (default: fuzz_config fuzz_session)
+#   scripts/ci-fuzz.sh [TARGET...]      (default: fuzz_config fuzz_session fuzz_capture)
 #
 # Environment:
 #   LAPSE_FUZZ_SECONDS  seconds per target (default 60)
 #   LAPSE_FUZZ_DIR      build folder (default build-fuzz)
 #   LAPSE_JOBS          build jobs (default: nproc)
-# The seed corpus (tests/fuzz/corpus/<config|session>) is copied into the
+# The seed corpus (tests/fuzz/corpus/<config|session|capture>) is copied into the
 # build folder first, so new inputs never dirty the repository; crashing
 # inputs are kept as $LAPSE_FUZZ_DIR/fuzz-artifacts/<target>-crash-*.
 set -euo pipefail
@@ -18,7 +18,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${LAPSE_FUZZ_DIR:-"$here/build-fuzz"}
 seconds=${LAPSE_FUZZ_SECONDS:-60}
 targets=("$@")
-((${#targets[@]})) || targets=(fuzz_config fuzz_session)
+((${#targets[@]})) || targets=(fuzz_config fuzz_session fuzz_capture)
 
 for tool in clang clang++; do
     command -v "$tool" >/dev/null || {

@@ -3,6 +3,8 @@
 // heavy, so this is the only translation unit that includes it.
 #include "config_tree.hpp"
 
+#include "capture/capture_settings.hpp"
+
 #include <lapse/core/config.hpp>
 #include <lapse/core/error.hpp>
 #include <lapse/sdk/error.hpp>
@@ -382,6 +384,104 @@ lapse_status host_config_error(const lapse_host*, const lapse_config* config, co
     } catch (...) {
         return sdk::status_from_current_exception(error, "config_error");
     }
+}
+
+// [capture]: see capture/capture_settings.hpp.
+std::optional<CaptureOptions> read_capture_settings(const ConfigDocument& doc)
+{
+    const toml::node* n = doc.root.get("capture");
+    if (n == nullptr) return std::nullopt;
+    const std::string& file = doc.source_name;
+    const toml::table* t = n->as_table();
+    if (t == nullptr)
+        throw Error(LAPSE_ERROR_CONFIG,
+                    location(file, n->source()) + ": capture: expected a table, got " + type_name(n->type()));
+    CaptureOptions options;
+    auto bad = [&](const toml::node& value, const std::string& key, const std::string& why) {
+        return Error(LAPSE_ERROR_CONFIG, location(file, value.source()) + ": capture." + key + ": " + why);
+    };
+    for (const auto& [key, value] : *t) {
+        const std::string k(key.str());
+        if (k == "path") {
+            if (!value.is_string()) throw bad(value, k, std::string("expected a string, got ") + type_name(value.type()));
+            std::filesystem::path p(value.as_string()->get());
+            if (p.empty()) throw bad(value, k, "an empty path");
+            if (p.is_relative()) {
+                if (doc.base_dir.empty()) throw bad(value, k, "a relative path in a config with no base folder");
+                p = doc.base_dir / p;
+            }
+            options.path = p.lexically_normal();
+        } else if (k == "budget") {
+            int64_t bytes = 0;
+            if (value.is_integer()) {
+                bytes = value.as_integer()->get();
+            } else if (value.is_string()) {
+                const std::string& text = value.as_string()->get();
+                std::size_t used = 0;
+                long long number = 0;
+                try {
+                    number = std::stoll(text, &used);
+                } catch (...) {
+                    throw bad(value, k, "'" + text + "' is not a size (say 4194304, \"4 MiB\" or \"512 KiB\")");
+                }
+                std::string unit = text.substr(used);
+                unit.erase(0, unit.find_first_not_of(' '));
+                const int64_t scale = unit.empty() || unit == "B" ? 1
+                                      : unit == "KiB"             ? int64_t{1} << 10
+                                      : unit == "MiB"             ? int64_t{1} << 20
+                                      : unit == "GiB"             ? int64_t{1} << 30
+                                                                  : 0;
+                if (scale == 0) throw bad(value, k, "unknown unit '" + unit + "' (B, KiB, MiB or GiB)");
+                if (number < 0 || number > (int64_t{1} << 40) / scale) throw bad(value, k, "'" + text + "' is out of range");
+                bytes = number * scale;
+            } else {
+                throw bad(value, k, std::string("expected a size (an integer or a string), got ") + type_name(value.type()));
+            }
+            if (bytes < 64 * 1024 || bytes > (int64_t{1} << 40))
+                throw bad(value, k, std::to_string(bytes) + " bytes is out of range (64 KiB to 1 TiB)");
+            options.budget_bytes = static_cast<uint64_t>(bytes);
+        } else if (k == "policy") {
+            if (!value.is_string()) throw bad(value, k, std::string("expected a string, got ") + type_name(value.type()));
+            const std::string& policy = value.as_string()->get();
+            if (policy == "drop")
+                options.policy = CapturePolicy::drop;
+            else if (policy == "block")
+                options.policy = CapturePolicy::block;
+            else
+                throw bad(value, k, "unknown policy '" + policy + "' (drop or block)");
+        } else if (k == "flush_ms") {
+            if (!value.is_integer()) throw bad(value, k, std::string("expected an integer, got ") + type_name(value.type()));
+            const int64_t ms = value.as_integer()->get();
+            if (ms < 1 || ms > 100) throw bad(value, k, std::to_string(ms) + " is out of range (1 to 100)");
+            options.flush_interval = std::chrono::milliseconds(ms);
+        } else {
+            throw Error(LAPSE_ERROR_CONFIG, location(file, key.source()) + ": unknown key '" + k +
+                                                "' in [capture] (known: path, budget, policy, flush_ms)");
+        }
+    }
+    if (options.path.empty())
+        throw Error(LAPSE_ERROR_CONFIG, location(file, t->source()) + ": [capture] names no path (set path = \"<file>\")");
+    return options;
+}
+
+namespace {
+void describe_layers(const ConfigNode& node, std::string& out)
+{
+    const toml::table& table = table_of(node);
+    if (const toml::node* plugin = table.get("plugin"); plugin != nullptr && plugin->is_string()) {
+        if (!out.empty()) out += " -> ";
+        out += plugin->as_string()->get() + " (" + node.path + ")";
+    }
+    for (const auto& [key, child] : node.children)
+        if (child) describe_layers(*child, out);
+}
+}  // namespace
+
+std::string describe_stack(const ConfigNode& root)
+{
+    std::string out;
+    describe_layers(root, out);
+    return out;
 }
 
 }  // namespace lapse::detail

@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <thread>
 #include <limits>
 #include <vector>
 
@@ -156,11 +157,20 @@ void abandon_token(DeviceCore* device, lapse_token token) noexcept
     }
 }
 
-void free_note(WindowNote* note) noexcept { delete note; }
+void free_note(WindowNote* note) noexcept
+{
+    // A note shared with a capture is freed by whichever side lets go last.
+    if (note->claim.load(std::memory_order_relaxed) == note_unshared ||
+        note->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+        delete note;
+}
 
 void release_parts(DeviceCore* device, lapse_token token, WindowNote* note) noexcept
 {
-    if (device != nullptr) abandon_token(device, token);
+    // A window handed to a capture is the collector's to resolve: dropping
+    // its Duration gives up only the caller's share.
+    const bool shared = note != nullptr && note->claim.load(std::memory_order_relaxed) != note_unshared;
+    if (device != nullptr && !shared) abandon_token(device, token);
     if (note != nullptr) free_note(note);
 }
 
@@ -185,7 +195,11 @@ DeviceCore::DeviceCore(OpenedBackend opened, DeviceInfo info_, std::shared_ptr<R
 {
 }
 
-DeviceCore::~DeviceCore() { close_opened(backend); }
+DeviceCore::~DeviceCore()
+{
+    detach_capture();  // its windows go into the capture before the device closes
+    close_opened(backend);
+}
 
 void DeviceCore::refresh_info()
 {
@@ -252,9 +266,23 @@ void DeviceCore::record(const Duration& d)
     target->add(std::move(r));
 }
 
-void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono::nanoseconds timeout)
+void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono::nanoseconds timeout, bool collector)
 {
     if (count == 0) return;
+    // Windows shared with a capture are claimed first (or read from what
+    // the collector published); the claim is released in finish_resolved.
+    std::vector<Duration*> claimed;
+    bool any_shared = collector;
+    for (std::size_t i = 0; i < count && !any_shared; ++i)
+        any_shared = items[i]->note_ != nullptr && items[i]->note_->claim.load(std::memory_order_relaxed) != note_unshared;
+    if (any_shared) {
+        claimed.resize(count);
+        count = claim_shared(items, count, claimed.data(), collector);
+        items = claimed.data();
+        if (count == 0) return;
+    }
+    // A closed device's windows went into its capture when it closed (their
+    // results were taken above); the others can no longer be read.
     if (closed) {
         for (std::size_t i = 0; i < count; ++i) {
             items[i]->device_ = nullptr;  // the plugin let every window go when it closed
@@ -306,7 +334,9 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
         Duration& d = *items[i];
         const lapse_duration& r = out[i];
         switch (r.state) {
-        case LAPSE_DURATION_PENDING: continue;  // still on the device; may be resolved again
+        case LAPSE_DURATION_PENDING:  // still on the device; may be resolved again
+            finish_resolved(d);
+            continue;
         case LAPSE_DURATION_READY: {
             d.device_ = nullptr;  // the plugin released the window
             if (const char* why = sdk::impossible_duration(r)) {
@@ -349,7 +379,7 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
             break;
         }
         }
-        record(d);
+        finish_resolved(d);
     }
 }
 
@@ -397,7 +427,9 @@ std::optional<Interval> Duration::resolve(std::chrono::nanoseconds timeout)
 
 Device::Device() noexcept = default;
 Device::Device(std::unique_ptr<detail::DeviceCore> core) noexcept
-    : core_(std::move(core)), plugin_(core_ ? core_->windows.plugin : nullptr),
+    // A disabled device keeps no plugin for the inline path, so its windows
+    // take the slow path's first test and return (no plugin call at all).
+    : core_(std::move(core)), plugin_(core_ && !core_->disabled ? core_->windows.plugin : nullptr),
       device_(core_ ? core_->windows.device : nullptr)
 {
 }
@@ -496,6 +528,8 @@ Window Device::profile_start_slow(Stream stream, std::string_view name)
 {
     Window w;
     w.stream_ = stream;
+    if (core_ && core_->disabled) [[unlikely]]
+        return w;  // LAPSE_DISABLE: nothing opens, nothing is recorded
     if (!name.empty()) w.note_ = detail::make_note(name);
     detail::DeviceCore* core = core_.get();
     if (core == nullptr) {
@@ -591,6 +625,8 @@ Duration Device::end_slow(Window& w, EndOptions options)
 {
     Duration d;
     d.set_stream(w.stream_);
+    if (core_ && core_->disabled && !w.open()) [[unlikely]]
+        return d;  // LAPSE_DISABLE: not measured, no message
     if (!w.open()) {
         detail::DeviceCore::fail(d, LAPSE_ERROR_INVALID_TOKEN,
                                  "profile_end: the window is not open (already ended or abandoned)");
@@ -634,7 +670,8 @@ Duration Device::end_slow(Window& w, EndOptions options)
         if (s == LAPSE_OK) {
             d.device_ = core;
             d.set_state(DurationState::pending);
-            return d;  // recorded when it resolves
+            core->capture_window(d);  // recorded when it resolves, by the caller or the collector
+            return d;
         }
         fail_end(d, s, error.e);  // abandons the window, never leaves it open
         break;
@@ -668,7 +705,10 @@ Duration Device::end_slow(Window& w, EndOptions options)
     }
     case Window::Kind::closed: break;
     }
-    if (core != nullptr) core->record(d);
+    if (core != nullptr) {
+        core->record(d);
+        core->capture_window(d);
+    }
     return d;
 }
 
@@ -711,6 +751,12 @@ void Device::record_into(std::shared_ptr<Session> session)
     }
     std::lock_guard lock(core_->session_mutex);
     core_->session = std::move(session);
+}
+
+void Device::record_into(std::shared_ptr<Capture> capture)
+{
+    if (!core_) closed("record_into");
+    core_->attach_capture(std::move(capture));
 }
 
 }  // namespace lapse

@@ -11,6 +11,7 @@
 
 #include "backend_open.hpp"
 
+#include <lapse/core/capture.hpp>
 #include <lapse/core/device.hpp>
 #include <lapse/core/duration.hpp>
 #include <lapse/dispatch.h>
@@ -20,17 +21,43 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace lapse::detail {
 
 struct RuntimeState;
 
+class CaptureCore;
+
+// A note handed to a capture is shared by the caller's Duration and the
+// collector. Whoever resolves the window first claims it (pending -> busy),
+// resolves it, and publishes the result (busy -> final); the other side
+// then reads the result instead of asking the backend again. So a window
+// is resolved once and both sides see the same number.
+enum NoteClaim : uint32_t { note_unshared = 0, note_pending = 1, note_busy = 2, note_final = 3 };
+
 // What a window carries besides its token: only allocated for a named
-// window (for the session) or one that failed (for its message).
+// window (for the session and capture) or one that failed (for its message).
 struct WindowNote {
     std::string name;
     uint64_t thread = 0;
     std::string message;
+
+    // Recording (see NoteClaim); unused while unshared.
+    std::atomic<uint32_t> refs{1};
+    std::atomic<uint32_t> claim{note_unshared};
+    DeviceCore* device = nullptr;
+    TokenWords token{};
+    Stream stream = 0;
+    uint32_t source = 0;          // the device's id in the capture
+    uint64_t close_thread = 0;
+    uint32_t cost = 0;            // bytes counted against the capture's budget
+    // The final result, written by the claimant before it publishes.
+    DurationState state = DurationState::not_measured;
+    TimingMethod method = TimingMethod::none;
+    ClockDomain domain = ClockDomain::none;
+    int64_t start_ns = 0, end_ns = 0;
+    lapse_status failure = LAPSE_OK;
 };
 
 class DeviceCore {
@@ -40,7 +67,9 @@ public:
 
     // Resolves `count` durations of this device with one plugin call (or
     // fails them all with LAPSE_ERROR_CLOSED once the device is closed).
-    void resolve(Duration* const* items, std::size_t count, std::chrono::nanoseconds timeout);
+    // `collector`: called by a capture's collector, which never waits for
+    // a window another thread is resolving (see claim_shared).
+    void resolve(Duration* const* items, std::size_t count, std::chrono::nanoseconds timeout, bool collector = false);
 
     // Closes the plugin's device and keeps this object as a closed shell
     // (see the top of this file). [once, after every other call on the device]
@@ -52,6 +81,22 @@ public:
     static void fail(Duration& d, lapse_status status, std::string message);
     // Adds a final, named duration to the session, if one is attached.
     void record(const Duration& d);
+
+    // Recording into a capture (capture/device_recording.cpp). A named
+    // window closed by end_slow is handed over here, pending or final.
+    void capture_window(Duration& d) noexcept;
+    // Attaches (or, with null, detaches) the capture this device records
+    // into; the previous one is drained of this device's windows first.
+    void attach_capture(std::shared_ptr<Capture> capture);
+    // Drains this device's windows from its capture (before it closes).
+    void detach_capture() noexcept;
+    // The collector's side of the claim: resolves notes of this device,
+    // publishing every one that reaches a final state; returns how many
+    // did (those are moved to the front of `notes`).
+    std::size_t resolve_notes(WindowNote** notes, std::size_t count, std::chrono::nanoseconds timeout);
+    // Gives up a note's window that will never resolve (device closing):
+    // abandons the token and publishes it as not measured, with `cause`.
+    void give_up_note(WindowNote* note, const char* cause) noexcept;
 
     void work_failed(std::exception_ptr error) noexcept;
     std::exception_ptr take_work_error() noexcept;
@@ -70,12 +115,28 @@ public:
     // contract of close), so a plain flag: whatever reads it later on
     // another thread was ordered after close by the caller.
     bool closed = false;
+    std::string stack;      // the backend stack as opened: "forward (backend) -> cpu (backend.inner)"
+    bool disabled = false;  // LAPSE_DISABLE: every window is a no-op
 
     std::mutex session_mutex;
     std::shared_ptr<Session> session;
 
+    // The capture this device records into (null: none). Read per named
+    // window without a lock; every capture ever attached is kept alive
+    // until the device closes, so the pointer never dangles.
+    std::atomic<CaptureCore*> capture{nullptr};
+    std::atomic<uint32_t> capture_source{0};
+    std::mutex capture_mutex;
+    std::vector<std::shared_ptr<Capture>> captures_kept;
+
 private:
     void shut_down() noexcept;
+    // Claims the shared notes among `items` for this call (or takes the
+    // result another thread published); the rest go to the plugin as before.
+    std::size_t claim_shared(Duration* const* items, std::size_t count, Duration** claimed, bool collector);
+    // After the plugin answered: records `d` (session) and publishes a
+    // shared note's result, or hands a still-pending one back.
+    void finish_resolved(Duration& d);
 
     std::atomic<bool> has_work_error_{false};
     std::mutex work_mutex_;
@@ -90,5 +151,7 @@ int64_t monotonic_now_ns() noexcept;
 uint64_t current_thread_id() noexcept;
 WindowNote* make_note(std::string_view name);
 void set_note_message(WindowNote*& note, std::string message);
+// Copies a final duration's result into its (shared) note.
+void publish_result(WindowNote& note, const Duration& d) noexcept;
 
 }  // namespace lapse::detail

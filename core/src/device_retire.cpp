@@ -29,6 +29,14 @@ std::vector<DeviceCore*>& retired_cores() noexcept
 
 void DeviceCore::shut_down() noexcept
 {
+    // Its windows go into the capture while the plugin can still resolve
+    // them; then the shell lets go of every capture it kept alive, so a
+    // capture nobody else holds closes (a shell lives for the process).
+    detach_capture();
+    {
+        std::lock_guard lock(capture_mutex);
+        captures_kept.clear();
+    }
     closed = true;
     windows = lapse_window_dispatch{};
     close_opened(backend);  // the plugin's device, then its file

@@ -1,5 +1,8 @@
 // lapse::Runtime: from a Config to an open Device.
 #include "backend_open.hpp"
+#include "capture/capture_core.hpp"
+#include "capture/capture_settings.hpp"
+#include "capture/environment.hpp"
 #include "config_tree.hpp"
 #include "device_core.hpp"
 #include "loaded_library.hpp"
@@ -22,11 +25,48 @@ Runtime::Runtime(RuntimeOptions options) : state_(std::make_shared<detail::Runti
         state_->extra_paths.push_back(std::filesystem::absolute(p, ec).lexically_normal());
     }
     state_->logger = options.logger ? std::move(options.logger) : detail::default_logger();
+    const detail::Environment env = detail::read_environment();
+    state_->disabled = env.disabled;
+    state_->default_config = env.config;
+    if (!env.capture.empty() && !env.disabled) {
+        state_->capture = state_->env_capture = detail::environment_capture(env.capture);
+        state_->env_capture_path = env.capture;
+    }
 }
 
 Runtime::Runtime(Runtime&&) noexcept = default;
 Runtime& Runtime::operator=(Runtime&&) noexcept = default;
-Runtime::~Runtime() = default;
+Runtime::~Runtime()
+{
+    // Devices may outlive the runtime (and keep its captures open), but
+    // what they left pending so far reaches the files now.
+    if (!state_) return;
+    std::vector<std::shared_ptr<Capture>> captures;
+    {
+        std::lock_guard lock(state_->captures_mutex);
+        if (state_->capture) captures.push_back(state_->capture);
+        for (auto& [path, weak] : state_->config_captures)
+            if (auto c = weak.lock()) captures.push_back(std::move(c));
+    }
+    for (auto& c : captures) c->core().drain_all(std::chrono::seconds(2));
+}
+
+std::shared_ptr<Capture> Runtime::capture() const
+{
+    std::lock_guard lock(state_->captures_mutex);
+    return state_->capture;
+}
+
+void Runtime::record_into(std::shared_ptr<Capture> capture)
+{
+    std::lock_guard lock(state_->captures_mutex);
+    if (!capture && !state_->env_capture_path.empty()) {
+        // Back to LAPSE_CAPTURE's file (reopened only if it was replaced).
+        capture = state_->env_capture;
+    }
+    state_->capture = std::move(capture);
+}
+bool Runtime::disabled() const noexcept { return state_->disabled; }
 
 std::shared_ptr<spdlog::logger> Runtime::logger() const { return state_->logger; }
 
@@ -63,7 +103,17 @@ PluginLibrary Runtime::load_plugin(std::string_view name_or_path, const Config* 
 
 Device Runtime::open(const Config& config)
 {
+    if (state_->disabled) {
+        // LAPSE_DISABLE: nothing is loaded; the config is not even read.
+        DeviceInfo info{"disabled", "", "", "disabled (LAPSE_DISABLE)", 2,
+                        LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING | LAPSE_CAP_SPLIT_THREADS};
+        auto core = std::make_unique<detail::DeviceCore>(detail::open_disabled_backend(), std::move(info), state_);
+        core->disabled = true;
+        return Device(std::move(core));
+    }
     const detail::ConfigDocument& doc = config.document();
+    // Read before anything opens: a bad [capture] table fails the open.
+    std::optional<CaptureOptions> capture_settings = detail::read_capture_settings(doc);
     detail::OpenContext context;
     context.runtime = state_;
     detail::SearchSettings settings = detail::read_search_settings(doc);
@@ -97,10 +147,31 @@ Device Runtime::open(const Config& config)
     info.stream_count = raw.stream_count;
     info.capabilities = raw.capabilities;
     auto core = std::make_unique<detail::DeviceCore>(std::move(opened), std::move(info), state_);
+    core->stack = detail::describe_stack(*root);
+    std::shared_ptr<Capture> capture = this->capture();
+    if (!capture) capture = config_capture(capture_settings);
+    if (capture) core->attach_capture(std::move(capture));
     return Device(std::move(core));
 }
 
-Device Runtime::open_default() { return open(Config::builtin()); }
+std::shared_ptr<Capture> Runtime::config_capture(const std::optional<CaptureOptions>& settings)
+{
+    if (!settings) return nullptr;
+    std::lock_guard lock(state_->captures_mutex);
+    std::weak_ptr<Capture>& slot = state_->config_captures[settings->path];
+    std::shared_ptr<Capture> capture = slot.lock();
+    if (!capture) {
+        capture = Capture::open(*settings);
+        slot = capture;
+    }
+    return capture;
+}
+
+Device Runtime::open_default()
+{
+    if (!state_->default_config.empty() && !state_->disabled) return open(Config::from_file(state_->default_config));
+    return open(Config::builtin());
+}
 
 const std::filesystem::path& PluginLibrary::path() const
 {

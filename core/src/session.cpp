@@ -5,7 +5,10 @@
 #include <lapse/core/error.hpp>
 #include <lapse/core/session.hpp>
 
+#include <unistd.h>
+
 #include <fstream>
+#include <string>
 #include <mutex>
 
 namespace lapse {
@@ -69,11 +72,35 @@ Session Session::load(std::istream& in, const std::string& source_name)
 
 void Session::save(const std::filesystem::path& file) const
 {
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(LAPSE_ERROR_INVALID_ARGUMENT, file.string() + ": cannot write the session file");
-    save(out);
-    out.flush();
-    if (!out) throw Error(LAPSE_ERROR_INVALID_ARGUMENT, file.string() + ": write failed");
+    // Into a temporary file beside it, renamed over the old one only when
+    // complete: a crash or a full disk during a save never loses the
+    // previous file.
+    std::filesystem::path temp = file;
+    temp += ".tmp-" + std::to_string(::getpid());
+    {
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        if (!out) throw Error(LAPSE_ERROR_INVALID_ARGUMENT, file.string() + ": cannot write the session file");
+        try {
+            save(out);
+        } catch (...) {
+            std::error_code ec;
+            std::filesystem::remove(temp, ec);
+            throw;
+        }
+        out.flush();
+        if (!out) {
+            std::error_code ec;
+            std::filesystem::remove(temp, ec);
+            throw Error(LAPSE_ERROR_INVALID_ARGUMENT, file.string() + ": write failed");
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(temp, file, ec);
+    if (ec) {
+        std::error_code ignored;
+        std::filesystem::remove(temp, ignored);
+        throw Error(LAPSE_ERROR_INVALID_ARGUMENT, file.string() + ": cannot replace the session file: " + ec.message());
+    }
 }
 
 Session Session::load(const std::filesystem::path& file)

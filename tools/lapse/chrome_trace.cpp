@@ -1,156 +1,401 @@
 #include "chrome_trace.hpp"
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <limits>
 #include <map>
+#include <ostream>
+#include <queue>
+#include <sstream>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace lapse::cli {
 namespace {
 
-enum Timeline : int { host_threads = 1, host_streams = 2, device_streams = 3 };
+enum Timeline : int { host_threads = 1, host_streams = 2, device_streams = 3, handoffs = 4 };
+
+constexpr int64_t no_origin = std::numeric_limits<int64_t>::max();
 
 struct TrackKey {
-    Timeline timeline;
+    uint32_t input;
+    int timeline;
     uint64_t id;  // thread id or stream index
     auto operator<=>(const TrackKey&) const = default;
 };
 
-// Splits one track's windows into lanes in which every pair of windows is
-// either disjoint or nested, so each lane renders correctly as a stack.
-// `order` is sorted by start ascending, end descending (parents first).
-std::vector<uint32_t> assign_lanes(const std::vector<const WindowRecord*>& order)
+// One lane per set of windows that are pairwise disjoint or nested: the
+// ends of the slices still open on it.
+struct Track {
+    std::vector<std::vector<int64_t>> lanes;
+    std::vector<int64_t> tids;
+};
+
+struct Pending {
+    int64_t start, end;
+    uint32_t name;
+    uint32_t input;
+    TrackKey track;
+    Stream stream;
+    uint64_t thread, close_thread;
+    TimingMethod method;
+    ClockDomain domain;
+};
+
+// Parents first: start ascending, then end descending.
+struct LaterFirst {
+    bool operator()(const Pending& a, const Pending& b) const
+    {
+        return std::tie(a.start, b.end) > std::tie(b.start, a.end);
+    }
+};
+
+// A JSON string: escapes what JSON needs, replaces bytes that are not
+// UTF-8 with U+FFFD (a name is bytes from the recorded program).
+void put_string(std::string& out, std::string_view s)
 {
-    std::vector<std::vector<int64_t>> lanes;  // per lane, the ends of the open slices
-    std::vector<uint32_t> lane_of(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) {
-        const WindowRecord& w = *order[i];
-        uint32_t chosen = static_cast<uint32_t>(lanes.size());
-        for (uint32_t l = 0; l < lanes.size(); ++l) {
-            auto& stack = lanes[l];
-            while (!stack.empty() && stack.back() <= w.start_ns) stack.pop_back();
-            if (stack.empty() || stack.back() >= w.end_ns) {
+    out += '"';
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    for (std::size_t i = 0; i < s.size();) {
+        const unsigned char c = p[i];
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+            ++i;
+        } else if (c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+            ++i;
+        } else if (c < 0x80) {
+            out += static_cast<char>(c);
+            ++i;
+        } else {
+            std::size_t len = c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+            bool ok = len > 0 && i + len <= s.size();
+            for (std::size_t k = 1; ok && k < len; ++k) ok = (p[i + k] & 0xc0) == 0x80;
+            if (ok && len == 3) {
+                const uint32_t cp = (c & 0x0fu) << 12 | (p[i + 1] & 0x3fu) << 6 | (p[i + 2] & 0x3fu);
+                ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
+            }
+            if (ok && len == 4) {
+                const uint32_t cp = (c & 0x07u) << 18 | (p[i + 1] & 0x3fu) << 12 | (p[i + 2] & 0x3fu) << 6 | (p[i + 3] & 0x3fu);
+                ok = cp >= 0x10000 && cp <= 0x10ffff;
+            }
+            if (ok) {
+                out.append(s.substr(i, len));
+                i += len;
+            } else {
+                out += "\xef\xbf\xbd";
+                ++i;
+            }
+        }
+    }
+    out += '"';
+}
+
+// Microseconds with ns precision, from a wrapping-safe difference.
+void put_us(std::string& out, int64_t ns)
+{
+    char buf[40];
+    const bool negative = ns < 0;
+    const uint64_t mag = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+    std::snprintf(buf, sizeof buf, "%s%" PRIu64 ".%03" PRIu64, negative ? "-" : "", mag / 1000, mag % 1000);
+    out += buf;
+}
+
+int64_t since(int64_t t, int64_t origin)
+{
+    const __int128 d = static_cast<__int128>(t) - origin;
+    return d > INT64_MAX ? INT64_MAX : d < INT64_MIN ? INT64_MIN : static_cast<int64_t>(d);
+}
+
+class TraceWriter {
+public:
+    TraceWriter(WindowInputs& inputs, std::ostream& out, ChromeTraceStats& stats)
+        : inputs_(inputs), out_(out), stats_(stats)
+    {
+    }
+
+    void run()
+    {
+        find_origins();
+        out_ << "{\"traceEvents\":[\n";
+        inputs_.for_each([&](const InputWindow& w) { take(w); });
+        while (!heap_.empty()) emit_next();
+        finish();
+    }
+
+private:
+    int timeline_of(const InputWindow& w) const
+    {
+        if (w.method == TimingMethod::system) return host_threads;
+        return w.domain == ClockDomain::host_monotonic ? host_streams : device_streams;
+    }
+    // Host timelines share one origin over every input (they share a
+    // clock); each input's device clock has its own.
+    int64_t& origin_of(uint32_t input, int timeline)
+    {
+        if (timeline != device_streams) return host_origin_;
+        if (device_origin_.size() <= input) device_origin_.resize(input + 1, no_origin);
+        return device_origin_[input];
+    }
+    int pid_of(uint32_t input, int timeline) const
+    {
+        return static_cast<int>(input) * 4 + (timeline == handoffs ? host_threads : timeline);
+    }
+
+    void find_origins()
+    {
+        inputs_.for_each([&](const InputWindow& w) {
+            if (w.state != DurationState::ready) return;
+            int64_t& o = origin_of(w.input, timeline_of(w));
+            o = std::min(o, w.start_ns);
+        });
+    }
+
+    uint32_t intern(std::string_view name)
+    {
+        auto it = name_ids_.find(std::string(name));
+        if (it != name_ids_.end()) return it->second;
+        const auto id = static_cast<uint32_t>(names_.size());
+        names_.emplace_back(name);
+        name_ids_.emplace(names_.back(), id);
+        return id;
+    }
+
+    void take(const InputWindow& w)
+    {
+        if (w.state == DurationState::failed) {
+            ++stats_.failed;
+            return;
+        }
+        if (w.state != DurationState::ready) {
+            ++stats_.not_measured;
+            return;
+        }
+        const int timeline = timeline_of(w);
+        Pending p{w.start_ns, std::max(w.end_ns, w.start_ns), intern(w.name), w.input,
+                  TrackKey{w.input, timeline, timeline == host_threads ? w.thread : w.stream}, w.stream, w.thread,
+                  w.close_thread, w.method, w.domain};
+        heap_.push(p);
+        if (heap_.size() > reorder_window) emit_next();
+    }
+
+    void meta(const char* what, int pid, int64_t tid, const std::string& key, const std::string& text, int64_t number)
+    {
+        std::string& o = line_;
+        o.clear();
+        o += "{\"name\":\"";
+        o += what;
+        o += "\",\"ph\":\"M\",\"pid\":" + std::to_string(pid);
+        if (tid >= 0) o += ",\"tid\":" + std::to_string(tid);
+        o += ",\"args\":{\"" + key + "\":";
+        if (key == "name")
+            put_string(o, text);
+        else
+            o += std::to_string(number);
+        o += "}}";
+        write_line();
+    }
+
+    void name_process(uint32_t input, int timeline)
+    {
+        const int pid = pid_of(input, timeline);
+        if (!named_processes_.insert(pid).second) return;
+        const InputSummary& s = inputs_.summaries()[input];
+        std::string plugin = s.backend.plugin.empty() ? std::string("device") : s.backend.plugin;
+        std::string name = timeline == device_streams ? plugin + " streams (device clock: own timeline, not aligned with host)"
+                           : timeline == host_streams ? plugin + " streams (host clock)"
+                                                      : "host threads";
+        if (inputs_.merged())
+            name = (s.capture ? s.header.program + " (pid " + std::to_string(s.header.pid) + ")" : s.file) + ": " + name;
+        meta("process_name", pid, -1, "name", name, 0);
+        meta("process_sort_index", pid, -1, "sort_index", "", pid);
+    }
+
+    int64_t lane_tid(const TrackKey& key, Track& track, std::size_t lane)
+    {
+        while (track.tids.size() <= lane) {
+            const int64_t tid = next_tid_++;
+            const std::size_t l = track.tids.size();
+            track.tids.push_back(tid);
+            std::string base = key.timeline == host_threads ? "thread " + std::to_string(key.id)
+                               : key.timeline == handoffs   ? "thread " + std::to_string(key.id) + " (handoffs)"
+                                                            : "stream " + std::to_string(key.id);
+            if (l > 0) base += " (overlap " + std::to_string(l) + ")";
+            const int pid = pid_of(key.input, key.timeline);
+            meta("thread_name", pid, tid, "name", base, 0);
+            meta("thread_sort_index", pid, tid, "sort_index", "", tid);
+        }
+        return track.tids[lane];
+    }
+
+    // The lane of a window arriving in start order (see LaterFirst).
+    int64_t place(const TrackKey& key, int64_t start, int64_t end)
+    {
+        Track& track = tracks_[key];
+        std::size_t chosen = track.lanes.size();
+        for (std::size_t l = 0; l < track.lanes.size(); ++l) {
+            auto& stack = track.lanes[l];
+            while (!stack.empty() && stack.back() <= start) stack.pop_back();
+            if (stack.empty() || stack.back() >= end) {
                 chosen = l;
                 break;
             }
         }
-        if (chosen == lanes.size()) lanes.emplace_back();
-        lanes[chosen].push_back(w.end_ns);
-        lane_of[i] = chosen;
+        if (chosen == track.lanes.size()) {
+            track.lanes.emplace_back();
+            if (chosen > 0) ++stats_.overlap_lanes;
+        }
+        track.lanes[chosen].push_back(end);
+        return lane_tid(key, track, chosen);
     }
-    return lane_of;
-}
+
+    void slice(const std::string& name, int pid, int64_t tid, int64_t ts, int64_t dur, const Pending* args)
+    {
+        std::string& o = line_;
+        o.clear();
+        o += "{\"name\":";
+        put_string(o, name);
+        o += ",\"cat\":\"";
+        o += args != nullptr ? "window" : "handoff";
+        o += "\",\"ph\":\"X\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
+        put_us(o, ts);
+        o += ",\"dur\":";
+        put_us(o, dur);
+        if (args != nullptr) {
+            o += ",\"args\":{\"stream\":" + std::to_string(args->stream) + ",\"thread\":" + std::to_string(args->thread);
+            if (args->close_thread != args->thread) o += ",\"close_thread\":" + std::to_string(args->close_thread);
+            o += ",\"method\":\"";
+            o += to_string(args->method);
+            o += "\",\"clock\":\"";
+            o += to_string(args->domain);
+            o += "\",\"duration_ns\":" + std::to_string(dur) + "}";
+        }
+        o += "}";
+        write_line();
+    }
+
+    void flow(char phase, uint64_t id, int pid, int64_t tid, int64_t ts)
+    {
+        std::string& o = line_;
+        o.clear();
+        o += "{\"name\":\"handoff\",\"cat\":\"handoff\",\"ph\":\"";
+        o += phase;
+        o += "\",\"id\":" + std::to_string(id) + ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid);
+        if (phase == 'f') o += ",\"bp\":\"e\"";
+        o += ",\"ts\":";
+        put_us(o, ts);
+        o += "}";
+        write_line();
+    }
+
+    void emit_next()
+    {
+        const Pending p = heap_.top();
+        heap_.pop();
+        const int timeline = p.track.timeline;
+        name_process(p.input, timeline);
+        const int64_t origin = origin_of(p.input, timeline);
+        const int64_t tid = place(p.track, p.start, p.end);
+        const int64_t dur = since(p.end, p.start);
+        slice(names_[p.name], pid_of(p.input, timeline), tid, since(p.start, origin), dur, &p);
+        ++stats_.slices;
+        if (p.close_thread != p.thread && p.domain == ClockDomain::host_monotonic) {
+            // A split pair: a mark where each thread took part, and the flow between them.
+            name_process(p.input, handoffs);
+            const int pid = pid_of(p.input, handoffs);
+            const TrackKey opener{p.input, handoffs, p.thread}, closer{p.input, handoffs, p.close_thread};
+            const int64_t open_tid = lane_tid(opener, tracks_[opener], 0);
+            const int64_t close_tid = lane_tid(closer, tracks_[closer], 0);
+            const int64_t t0 = since(p.start, origin), t1 = since(p.end, origin);
+            const uint64_t id = ++stats_.flows;
+            slice("open " + names_[p.name], pid, open_tid, t0, 0, nullptr);
+            slice("close " + names_[p.name], pid, close_tid, t1, 0, nullptr);
+            flow('s', id, pid, open_tid, t0);
+            flow('f', id, pid, close_tid, t1);
+        }
+    }
+
+    void write_line()
+    {
+        if (!first_) out_ << ",\n";
+        first_ = false;
+        out_ << line_;
+    }
+
+    void finish()
+    {
+        std::string o = "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"lapse export\"";
+        const InputSummary& s = inputs_.summaries().front();
+        o += ",\"plugin\":";
+        put_string(o, s.backend.plugin);
+        o += ",\"plugin_version\":";
+        put_string(o, s.backend.plugin_version);
+        o += ",\"device\":";
+        put_string(o, s.backend.device_name);
+        o += ",\"windows_not_measured\":" + std::to_string(stats_.not_measured);
+        o += ",\"windows_failed\":" + std::to_string(stats_.failed);
+        if (host_origin_ != no_origin) o += ",\"host_origin_ns\":" + std::to_string(host_origin_);
+        if (inputs_.merged()) o += ",\"host_clock\":\"CLOCK_REALTIME (inputs merged by their anchors)\"";
+        if (!device_origin_.empty() && device_origin_[0] != no_origin)
+            o += ",\"device_origin_ns\":" + std::to_string(device_origin_[0]);
+        uint64_t dropped = 0;
+        bool cut = false;
+        for (const InputSummary& in : inputs_.summaries()) {
+            dropped += in.dropped_total;
+            cut = cut || !in.complete;
+        }
+        o += ",\"windows_dropped\":" + std::to_string(dropped);
+        o += std::string(",\"cut_short\":") + (cut ? "true" : "false");
+        o += "}}\n";
+        out_ << o;
+    }
+
+    WindowInputs& inputs_;
+    std::ostream& out_;
+    ChromeTraceStats& stats_;
+    int64_t host_origin_ = no_origin;
+    std::vector<int64_t> device_origin_;
+    std::priority_queue<Pending, std::vector<Pending>, LaterFirst> heap_;
+    std::map<TrackKey, Track> tracks_;
+    std::vector<std::string> names_;
+    std::unordered_map<std::string, uint32_t> name_ids_;
+    struct IntSet {
+        std::vector<int> v;
+        std::pair<int, bool> insert(int x)
+        {
+            if (std::find(v.begin(), v.end(), x) != v.end()) return {x, false};
+            v.push_back(x);
+            return {x, true};
+        }
+    } named_processes_;
+    int64_t next_tid_ = 1;
+    bool first_ = true;
+    std::string line_;
+};
 
 }  // namespace
 
-nlohmann::ordered_json chrome_trace(const Session& session, ChromeTraceStats& stats)
+void write_chrome_trace(WindowInputs& inputs, std::ostream& out, ChromeTraceStats& stats)
 {
     stats = {};
-    const std::vector<WindowRecord> windows = session.windows();
-    const BackendRecord backend = session.backend();
-    const std::string plugin = backend.plugin.empty() ? std::string("device") : backend.plugin;
+    TraceWriter(inputs, out, stats).run();
+}
 
-    std::map<TrackKey, std::vector<const WindowRecord*>> tracks;
-    int64_t origin[4] = {0, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max(),
-                         std::numeric_limits<int64_t>::max()};
-    for (const WindowRecord& w : windows) {
-        if (w.state == DurationState::failed) {
-            ++stats.failed;
-            continue;
-        }
-        if (w.state != DurationState::ready) {
-            ++stats.not_measured;
-            continue;
-        }
-        TrackKey key{};
-        if (w.method == TimingMethod::system)
-            key = {host_threads, w.thread};
-        else if (w.domain == ClockDomain::host_monotonic)
-            key = {host_streams, w.stream};
-        else
-            key = {device_streams, w.stream};
-        tracks[key].push_back(&w);
-    }
-    // pid 1 and 2 share the host timeline, so they share an origin.
-    for (auto& [key, list] : tracks)
-        for (const WindowRecord* w : list) {
-            const int t = key.timeline == device_streams ? device_streams : host_threads;
-            origin[t] = std::min(origin[t], w->start_ns);
-        }
-    origin[host_streams] = origin[host_threads];
-
-    nlohmann::ordered_json events = nlohmann::ordered_json::array();
-    auto meta = [&](const char* what, int pid, int64_t tid, nlohmann::ordered_json args) {
-        nlohmann::ordered_json e{{"name", what}, {"ph", "M"}, {"pid", pid}};
-        if (tid >= 0) e["tid"] = tid;
-        e["args"] = std::move(args);
-        events.push_back(std::move(e));
-    };
-    bool process_named[4] = {false, false, false, false};
-    const char* process_names[4] = {"", "host threads", "", ""};
-    const std::string stream_names[2] = {plugin + " streams (host clock)",
-                                         plugin + " streams (device clock: own timeline, not aligned with host)"};
-
-    int64_t next_tid = 1;
-    for (auto& [key, list] : tracks) {
-        const int pid = key.timeline;
-        if (!process_named[pid]) {
-            process_named[pid] = true;
-            const std::string name = pid == host_threads ? process_names[pid] : stream_names[pid - 2];
-            meta("process_name", pid, -1, {{"name", name}});
-            meta("process_sort_index", pid, -1, {{"sort_index", pid}});
-        }
-        std::stable_sort(list.begin(), list.end(), [](const WindowRecord* a, const WindowRecord* b) {
-            return std::tie(a->start_ns, b->end_ns) < std::tie(b->start_ns, a->end_ns);
-        });
-        const std::vector<uint32_t> lane_of = assign_lanes(list);
-        const uint32_t lanes = lane_of.empty() ? 0 : *std::max_element(lane_of.begin(), lane_of.end()) + 1;
-        stats.overlap_lanes += lanes > 0 ? lanes - 1 : 0;
-        const std::string base = pid == host_threads ? "thread " + std::to_string(key.id)
-                                                     : "stream " + std::to_string(key.id);
-        std::vector<int64_t> tid_of(lanes);
-        for (uint32_t l = 0; l < lanes; ++l) {
-            tid_of[l] = next_tid++;
-            meta("thread_name", pid, tid_of[l], {{"name", l == 0 ? base : base + " (overlap " + std::to_string(l) + ")"}});
-            meta("thread_sort_index", pid, tid_of[l], {{"sort_index", tid_of[l]}});
-        }
-        for (std::size_t i = 0; i < list.size(); ++i) {
-            const WindowRecord& w = *list[i];
-            nlohmann::ordered_json e;
-            e["name"] = w.name;
-            e["cat"] = "window";
-            e["ph"] = "X";
-            e["pid"] = pid;
-            e["tid"] = tid_of[lane_of[i]];
-            e["ts"] = static_cast<double>(w.start_ns - origin[pid]) / 1e3;
-            e["dur"] = static_cast<double>(w.ns()) / 1e3;
-            e["args"] = {{"stream", w.stream},
-                         {"thread", w.thread},
-                         {"method", to_string(w.method)},
-                         {"clock", to_string(w.domain)},
-                         {"duration_ns", w.ns()}};
-            events.push_back(std::move(e));
-            ++stats.slices;
-        }
-    }
-
-    nlohmann::ordered_json trace;
-    trace["traceEvents"] = std::move(events);
-    trace["displayTimeUnit"] = "ns";
-    nlohmann::ordered_json other{{"generator", "lapse export"},
-                                 {"plugin", backend.plugin},
-                                 {"plugin_version", backend.plugin_version},
-                                 {"device", backend.device_name},
-                                 {"windows_not_measured", stats.not_measured},
-                                 {"windows_failed", stats.failed}};
-    if (origin[host_threads] != std::numeric_limits<int64_t>::max())
-        other["host_origin_ns"] = origin[host_threads];
-    if (origin[device_streams] != std::numeric_limits<int64_t>::max())
-        other["device_origin_ns"] = origin[device_streams];
-    trace["otherData"] = std::move(other);
-    return trace;
+nlohmann::ordered_json chrome_trace(const Session& session, ChromeTraceStats& stats)
+{
+    auto copy = std::make_shared<Session>();
+    copy->set_backend(session.backend());
+    for (WindowRecord& w : session.windows()) copy->add(std::move(w));
+    WindowInputs inputs(std::shared_ptr<const Session>(std::move(copy)));
+    std::ostringstream text;
+    write_chrome_trace(inputs, text, stats);
+    return nlohmann::ordered_json::parse(text.str());
 }
 
 }  // namespace lapse::cli

@@ -1,10 +1,14 @@
-// lapse report SESSION [--json | --csv]: a statistics table per window name.
+// lapse report CAPTURE... [--json | --csv]: a statistics table per window
+// name, streamed over captures (or Session archives) in constant memory.
 //
 // Measured windows feed the statistics; windows that were not measured or
 // failed are counted in their own columns and never averaged in as zero (a
-// failed run must not read as a fast one).
+// failed run must not read as a fast one). What a capture could not hold
+// (windows dropped past its memory budget, a run cut short, damaged
+// chunks) is printed first, where nobody can miss it.
 #include "statistics.hpp"
 #include "terminal.hpp"
+#include "window_input.hpp"
 
 #include "commands.hpp"
 #include <lapse/core.hpp>
@@ -24,10 +28,11 @@ namespace {
 
 struct Row {
     std::string name;
-    std::vector<int64_t> durations_ns;  // READY windows only
-    uint64_t system = 0, device = 0;    // how the measured ones were timed
+    SummaryBuilder durations;         // READY windows only
+    uint64_t system = 0, device = 0;  // how the measured ones were timed
     uint64_t not_measured = 0;
     uint64_t failed = 0;
+    uint64_t dropped = 0;             // by the capture's policy (no window recorded)
     std::optional<Summary> summary;
 
     // "device", "system", or "mixed (device 3, system 2)": a name timed two
@@ -41,34 +46,58 @@ struct Row {
     }
 };
 
-std::vector<Row> build_rows(const std::vector<WindowRecord>& windows)
+struct Report {
+    std::vector<Row> rows;
+    uint64_t dropped_total = 0;
+};
+
+Report build_report(WindowInputs& inputs)
 {
-    std::map<std::string, Row> by_name;
-    for (const WindowRecord& w : windows) {
-        Row& row = by_name[w.name];
-        row.name = w.name;
+    std::map<std::string, Row, std::less<>> by_name;
+    Row* last = nullptr;  // consecutive windows usually share a name
+    inputs.for_each([&](const InputWindow& w) {
+        if (last == nullptr || last->name != w.name) {
+            auto it = by_name.find(w.name);
+            if (it == by_name.end()) {
+                it = by_name.emplace(std::string(w.name), Row{}).first;
+                it->second.name = it->first;
+            }
+            last = &it->second;
+        }
+        Row& row = *last;
         switch (w.state) {
         case DurationState::ready:
-            row.durations_ns.push_back(w.ns());
+            row.durations.add(w.ns());
             (w.method == TimingMethod::system ? row.system : row.device) += 1;
             break;
         case DurationState::failed: ++row.failed; break;
-        default: ++row.not_measured; break;  // not measured (a session holds no pending window)
+        default: ++row.not_measured; break;  // not measured (nothing recorded is pending)
+        }
+    });
+    Report report;
+    for (const InputSummary& s : inputs.summaries()) {
+        report.dropped_total += s.dropped_total;
+        for (const CaptureDrop& d : s.dropped) {
+            auto it = by_name.find(d.name);
+            if (it == by_name.end()) {
+                it = by_name.emplace(d.name, Row{}).first;
+                it->second.name = d.name;
+            }
+            it->second.dropped += d.count;
         }
     }
-    std::vector<Row> rows;
-    rows.reserve(by_name.size());
+    report.rows.reserve(by_name.size());
     for (auto& [name, row] : by_name) {
-        row.summary = summarize(row.durations_ns);
-        rows.push_back(std::move(row));
+        row.summary = row.durations.summary();
+        report.rows.push_back(std::move(row));
     }
     // By total, largest first; names without a measurement last; ties by name.
-    std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    std::stable_sort(report.rows.begin(), report.rows.end(), [](const Row& a, const Row& b) {
         const int64_t ta = a.summary ? a.summary->total_ns : -1;
         const int64_t tb = b.summary ? b.summary->total_ns : -1;
         return ta > tb;
     });
-    return rows;
+    return report;
 }
 
 std::string csv_field(const std::string& s)
@@ -82,11 +111,11 @@ std::string csv_field(const std::string& s)
     return out + "\"";
 }
 
-void print_csv(const std::vector<Row>& rows)
+void print_csv(const Report& report)
 {
-    std::cout << "name,count,total_ns,min_ns,median_ns,p99_ns,max_ns,stddev_ns,method,not_measured,failed\n";
-    for (const Row& r : rows) {
-        std::cout << csv_field(r.name) << ',';
+    std::cout << "name,count,total_ns,min_ns,median_ns,p99_ns,max_ns,stddev_ns,method,not_measured,failed,dropped\n";
+    for (const Row& r : report.rows) {
+        std::cout << csv_field(printable(r.name)) << ',';
         if (r.summary) {
             const Summary& s = *r.summary;
             char buf[256];
@@ -98,22 +127,52 @@ void print_csv(const std::vector<Row>& rows)
         } else {
             std::cout << "0,,,,,,,";  // empty cells: no measurement, not zero
         }
-        std::cout << csv_field(r.method()) << ',' << r.not_measured << ',' << r.failed << '\n';
+        std::cout << csv_field(r.method()) << ',' << r.not_measured << ',' << r.failed << ',' << r.dropped << '\n';
     }
 }
 
-void print_json(const std::vector<Row>& rows, const Session& session, const std::string& file)
+nlohmann::ordered_json input_json(const InputSummary& s)
 {
-    const BackendRecord b = session.backend();
+    nlohmann::ordered_json j;
+    j["file"] = s.file;
+    j["format"] = s.capture ? "capture" : "session";
+    j["windows"] = s.windows;
+    if (!s.capture) return j;
+    j["host"] = s.header.host;
+    j["pid"] = s.header.pid;
+    j["program"] = s.header.program;
+    j["anchor_realtime_ns"] = s.header.anchor_realtime_ns;
+    j["anchor_monotonic_ns"] = s.header.anchor_monotonic_ns;
+    j["complete"] = s.complete;
+    j["cut_short"] = !s.complete;
+    j["last_chunk_realtime_ns"] = s.last_chunk_realtime_ns;
+    j["dropped_total"] = s.dropped_total;
+    auto& drops = j["dropped"] = nlohmann::ordered_json::object();
+    for (const CaptureDrop& d : s.dropped) drops[d.name] = d.count;
+    auto& damage = j["damage"] = nlohmann::ordered_json::array();
+    for (const CaptureDamage& d : s.damage) damage.push_back({{"offset", d.offset}, {"size", d.size}, {"cause", d.cause}});
+    auto& devices = j["devices"] = nlohmann::ordered_json::array();
+    for (const CaptureSource& d : s.sources)
+        devices.push_back({{"plugin", d.plugin}, {"device", d.device_name}, {"stack", d.stack}, {"streams", d.stream_count}});
+    return j;
+}
+
+void print_json(const Report& report, const WindowInputs& inputs)
+{
+    const InputSummary& first = inputs.summaries().front();
+    const BackendRecord& b = first.backend;
     nlohmann::ordered_json out;
-    out["session"] = file;
+    out["session"] = first.file;
     out["backend"] = {{"plugin", b.plugin},
                       {"plugin_version", b.plugin_version},
                       {"device", b.device_name},
                       {"streams", b.stream_count},
                       {"capabilities", capability_names(b.capabilities)}};
-    auto& list = out["windows"] = nlohmann::ordered_json::array();
-    for (const Row& r : rows) {
+    auto& list = out["inputs"] = nlohmann::ordered_json::array();
+    for (const InputSummary& s : inputs.summaries()) list.push_back(input_json(s));
+    out["dropped_total"] = report.dropped_total;
+    auto& rows = out["windows"] = nlohmann::ordered_json::array();
+    for (const Row& r : report.rows) {
         nlohmann::ordered_json j;
         j["name"] = r.name;
         j["count"] = r.summary ? r.summary->count : 0;
@@ -126,6 +185,7 @@ void print_json(const std::vector<Row>& rows, const Session& session, const std:
             j["max_ns"] = s.max_ns;
             j["mean_ns"] = s.mean_ns;
             j["stddev_ns"] = s.stddev_ns;
+            j["approximate_quantiles"] = s.approximate;
         } else {
             for (const char* k : {"total_ns", "min_ns", "median_ns", "p99_ns", "max_ns", "mean_ns", "stddev_ns"})
                 j[k] = nullptr;  // not measured is not zero
@@ -133,32 +193,88 @@ void print_json(const std::vector<Row>& rows, const Session& session, const std:
         j["method"] = r.method();
         j["not_measured"] = r.not_measured;
         j["failed"] = r.failed;
-        list.push_back(std::move(j));
+        j["dropped"] = r.dropped;
+        rows.push_back(std::move(j));
     }
-    std::cout << out.dump(2) << '\n';
+    // Names are bytes from the recorded program: invalid UTF-8 is replaced, never fatal.
+    std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
-void print_table(const std::vector<Row>& rows, const Session& session)
+// What a reader must not miss: always on stderr, and also on `also` (the
+// table's stdout) when given.
+void print_warnings(const WindowInputs& inputs, std::ostream* also)
 {
-    const BackendRecord b = session.backend();
-    if (!b.plugin.empty())
-        std::cout << "backend: " << b.plugin << ' ' << b.plugin_version << " on " << b.device_name << " ("
-                  << b.stream_count << " streams)\n";
+    auto say = [&](const std::string& line) {
+        if (also != nullptr) *also << line << '\n';
+        std::cerr << "lapse report: " << line << '\n';
+    };
+    for (const InputSummary& s : inputs.summaries()) {
+        if (!s.capture) continue;
+        const std::string file = printable(s.file);
+        if (!s.complete) {
+            const std::string line = "CUT SHORT: " + file + " has no end chunk (the host was killed or crashed); its last complete chunk was written at " +
+                                     utc_time(s.last_chunk_realtime_ns);
+            say(line);
+        }
+        for (const CaptureDamage& d : s.damage) {
+            const std::string line = "DAMAGED: " + file + ": " + std::to_string(d.size) + " bytes at offset " +
+                                     std::to_string(d.offset) + " skipped (" + printable(d.cause) + ")";
+            say(line);
+        }
+        if (s.dropped_total > 0) {
+            std::string line = "DROPPED: " + std::to_string(s.dropped_total) + " windows of " + file +
+                               " were not recorded (the capture's memory budget was full; see the dropped column):";
+            std::size_t shown = 0;
+            for (const CaptureDrop& d : s.dropped) {
+                if (shown++ == 5) {
+                    line += " ...";
+                    break;
+                }
+                line += " " + printable(d.name) + " " + std::to_string(d.count);
+            }
+            say(line);
+        }
+    }
+}
+
+void print_table(const Report& report, const WindowInputs& inputs)
+{
+    for (const InputSummary& s : inputs.summaries()) {
+        if (s.capture) {
+            std::cout << "capture: " << printable(s.file) << " (" << printable(s.header.program) << ", pid " << s.header.pid
+                      << " on " << printable(s.header.host) << ", started " << utc_time(s.header.anchor_realtime_ns)
+                      << ", " << s.windows << " windows)\n";
+            for (const CaptureSource& d : s.sources)
+                std::cout << "  device " << d.id << ": " << printable(d.stack.empty() ? d.plugin : d.stack) << " on "
+                          << printable(d.device_name) << " (" << d.stream_count << " streams)\n";
+        } else if (!s.backend.plugin.empty()) {
+            const BackendRecord& b = s.backend;
+            std::cout << "backend: " << printable(b.plugin) << ' ' << printable(b.plugin_version) << " on "
+                      << printable(b.device_name) << " (" << b.stream_count << " streams)\n";
+        }
+    }
+    print_warnings(inputs, &std::cout);
+    const bool any_dropped = report.dropped_total > 0;
+    bool any_approximate = false;
     std::vector<std::vector<std::string>> cells;
     cells.push_back({"name", "count", "total", "min", "median", "p99", "max", "stddev", "method", "not measured",
                      "failed"});
-    for (const Row& r : rows) {
-        std::vector<std::string> c{r.name};
+    if (any_dropped) cells[0].push_back("dropped");
+    for (const Row& r : report.rows) {
+        std::vector<std::string> c{printable(r.name)};
         if (r.summary) {
             const Summary& s = *r.summary;
+            const std::string approx = s.approximate ? "~" : "";
+            any_approximate = any_approximate || s.approximate;
             c.insert(c.end(), {std::to_string(s.count), human_duration(static_cast<double>(s.total_ns)),
-                               human_duration(static_cast<double>(s.min_ns)), human_duration(s.median_ns),
-                               human_duration(static_cast<double>(s.p99_ns)),
+                               human_duration(static_cast<double>(s.min_ns)), approx + human_duration(s.median_ns),
+                               approx + human_duration(static_cast<double>(s.p99_ns)),
                                human_duration(static_cast<double>(s.max_ns)), human_duration(s.stddev_ns)});
         } else {
             c.insert(c.end(), {"0", "-", "-", "-", "-", "-", "-"});
         }
         c.insert(c.end(), {r.method(), std::to_string(r.not_measured), std::to_string(r.failed)});
+        if (any_dropped) c.push_back(std::to_string(r.dropped));
         cells.push_back(std::move(c));
     }
     std::vector<std::size_t> width(cells[0].size(), 0);
@@ -175,6 +291,9 @@ void print_table(const std::vector<Row>& rows, const Session& session)
         while (!line.empty() && line.back() == ' ') line.pop_back();
         std::cout << line << '\n';
     }
+    if (any_approximate)
+        std::cout << "(~: median and p99 of names with more than " << SummaryBuilder::exact_limit
+                  << " windows come from a histogram, within 0.8 %)\n";
 }
 
 }  // namespace
@@ -182,39 +301,49 @@ void print_table(const std::vector<Row>& rows, const Session& session)
 void add_report_command(CLI::App& app)
 {
     struct Options {
-        std::string session;
+        std::vector<std::string> files;
         bool json = false;
         bool csv = false;
     };
     auto opt = std::make_shared<Options>();
-    CLI::App* cmd = app.add_subcommand("report", "Statistics per window name from a recorded session");
+    CLI::App* cmd = app.add_subcommand("report", "Statistics per window name from recorded captures or sessions");
     cmd->footer(R"HELP(Per window name: count, total, min, median, p99 (nearest rank), max, sample
 standard deviation and the timing method, sorted by total. Windows that were
 not measured or failed are counted in their own columns, never as zero.
+Several captures (of several processes or machines) are merged on one
+timeline by their clock anchors. A capture cut short (the host was killed),
+damaged chunks and windows dropped past the memory budget are reported
+first. Captures stream in constant memory; Session archives also load.
 
 Examples:
-  lapse run --session run.lapse -- ./my_app
-  lapse report run.lapse
-  lapse report run.lapse --json > stats.json
-  lapse report run.lapse --csv > stats.csv)HELP");
-    cmd->add_option("SESSION", opt->session, "A session file (lapse run --session FILE)")->required();
+  lapse run --capture run.lapse-capture -- ./my_app
+  lapse report run.lapse-capture
+  lapse report client.lapse-capture server.lapse-capture
+  lapse report run.lapse-capture --json > stats.json
+  lapse report run.lapse-capture --csv > stats.csv)HELP");
+    cmd->add_option("CAPTURE", opt->files, "Capture files (LAPSE_CAPTURE, lapse run --capture) or session archives")
+        ->required();
     auto* json = cmd->add_flag("--json", opt->json, "Print JSON (durations in ns)");
     cmd->add_flag("--csv", opt->csv, "Print CSV (durations in ns)")->excludes(json);
     cmd->callback([opt] {
-        Session session;
+        std::optional<WindowInputs> inputs;
+        Report report;
         try {
-            session = Session::load(opt->session);
+            inputs.emplace(opt->files);
+            report = build_report(*inputs);
         } catch (const std::exception& e) {
             std::cerr << "lapse report: " << e.what() << '\n';
             throw CLI::RuntimeError(exit_usage);
         }
-        const std::vector<Row> rows = build_rows(session.windows());
-        if (opt->json)
-            print_json(rows, session, opt->session);
-        else if (opt->csv)
-            print_csv(rows);
-        else
-            print_table(rows, session);
+        if (opt->json) {
+            print_warnings(*inputs, nullptr);
+            print_json(report, *inputs);
+        } else if (opt->csv) {
+            print_warnings(*inputs, nullptr);
+            print_csv(report);
+        } else {
+            print_table(report, *inputs);
+        }
     });
 }
 

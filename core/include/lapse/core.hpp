@@ -6,14 +6,18 @@
 //   lapse::Window    an open window (device token, system-time start, or failure)
 //   lapse::Duration  what a closed window measured, resolved later
 //   lapse::Session   the named windows of a run, saved and loaded
+//   lapse::Capture   every named window of a long run, streamed to a crash-safe file
+//   LAPSE_SCOPE      a scoped window that records (lapse/core/scope.hpp)
 //   lapse::Error     status + message, thrown for setup and submit/sync failures
 #pragma once
 
+#include <lapse/core/capture.hpp>
 #include <lapse/core/config.hpp>
 #include <lapse/core/device.hpp>
 #include <lapse/core/duration.hpp>
 #include <lapse/core/error.hpp>
 #include <lapse/core/plugin.hpp>
 #include <lapse/core/runtime.hpp>
+#include <lapse/core/scope.hpp>
 #include <lapse/core/session.hpp>
 #include <lapse/core/window.hpp>

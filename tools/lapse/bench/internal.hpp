@@ -100,6 +100,7 @@ void add_accuracy(Context&, std::vector<FigureSpec>&);    // 1 ms and 20 ms busy
 void add_load(Context&, std::vector<FigureSpec>&);        // load + negotiate + open
 void add_contention(Context&, std::vector<FigureSpec>&);  // 1x1, 2x2, 2x1
 void add_c_host(Context&, std::vector<FigureSpec>&);      // the C host API vs the C++ API
+void add_capture(Context&, std::vector<FigureSpec>&);     // recording cost, rate, size, read back, disabled
 
 // Registers a benchmark that runs `fn` and reports the skip reason when the
 // context says the figure cannot run.

@@ -42,6 +42,7 @@
 
 namespace lapse {
 
+class Capture;
 class Session;
 
 // Every stream of the device (for sync).
@@ -266,6 +267,12 @@ public:
     // resolve (null stops recording). The session also receives this
     // device's backend description.
     void record_into(std::shared_ptr<Session> session);
+    // Every named window this device closes from now on is recorded into
+    // `capture` exactly once, whether its Duration is kept, resolved or
+    // dropped (lapse/core/capture.hpp); null stops. The previous capture
+    // first receives this device's windows still pending. Closing the
+    // device drains its pending windows into the capture.
+    void record_into(std::shared_ptr<Capture> capture);
 
     // The raw C ABI handles, for tools and tests that drive the plugin
     // directly (lapse bench, the conformance suite's misuse cases).

@@ -14,8 +14,21 @@
 //
 // Devices keep what they need alive: a Runtime may be destroyed before
 // the devices it opened.
+//
+// Drop-in environment (read when the Runtime is constructed):
+//   LAPSE_CONFIG=file.toml  the config open_default() opens (instead of the builtin one)
+//   LAPSE_CAPTURE=path      every device this runtime opens records every
+//                           named window into `path` (lapse/core/capture.hpp);
+//                           every Runtime of the process shares that one file,
+//                           closed (its end chunk written) at exit
+//   LAPSE_DISABLE=1         nothing is loaded or opened: open() returns a
+//                           device whose windows are no-ops and whose work
+//                           runs inline on the calling thread
+// A config's [capture] table records its devices the same way
+// (LAPSE_CAPTURE and Runtime::record_into take precedence).
 #pragma once
 
+#include <lapse/core/capture.hpp>
 #include <lapse/core/config.hpp>
 #include <lapse/core/device.hpp>
 #include <lapse/core/export.hpp>
@@ -23,6 +36,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -49,12 +63,22 @@ public:
     explicit Runtime(RuntimeOptions options = {});
     Runtime(Runtime&&) noexcept;
     Runtime& operator=(Runtime&&) noexcept;
+    // Drains what its devices' captures hold pending into the files first.
     ~Runtime();
 
     // Opens the device the config's [backend] table names.
     Device open(const Config& config);
-    // open(Config::builtin()).
+    // open() of LAPSE_CONFIG's file when set, else of Config::builtin().
     Device open_default();
+    // Every device this runtime opens from now on records into `capture`
+    // (overriding LAPSE_CAPTURE and a config's [capture] table); null
+    // returns to those.
+    void record_into(std::shared_ptr<Capture> capture);
+    // The capture devices of this runtime record into by default
+    // (record_into, LAPSE_CAPTURE), or null.
+    std::shared_ptr<Capture> capture() const;
+    // True when LAPSE_DISABLE turned every window into a no-op.
+    bool disabled() const noexcept;
 
     // Loads a plugin file without opening a device (for `lapse info`):
     // a name on the search path or a path. `config` supplies search paths
@@ -69,6 +93,7 @@ public:
     std::shared_ptr<spdlog::logger> logger() const;
 
 private:
+    std::shared_ptr<Capture> config_capture(const std::optional<CaptureOptions>& settings);
     std::shared_ptr<detail::RuntimeState> state_;
 };
 

@@ -1,0 +1,104 @@
+// Internal: the recording side of a capture. Threads closing named
+// windows hand their notes to a lock-free queue (admit); one collector
+// thread pulls them, resolves the pending ones in batches, encodes the
+// results into chunks and writes them to the sink. Requests that need the
+// collector (a device closing, flush, close) go through a mutex and
+// condition variable, never a window.
+#pragma once
+
+#include "chunk_writer.hpp"
+#include "note_queue.hpp"
+
+#include <lapse/core/capture.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lapse::detail {
+
+class DeviceCore;
+struct WindowNote;
+
+class CaptureCore {
+public:
+    explicit CaptureCore(CaptureOptions options);
+    ~CaptureCore();
+
+    // Any thread.
+    uint32_t add_source(CaptureSource source);
+    // Queues a shared note (its refs already count the collector's). False
+    // when the policy dropped it: the caller then still owns it alone.
+    bool admit(WindowNote* note) noexcept;
+    // Writes every window of `device` queued so far, resolving its pending
+    // ones (waiting a bounded time, then giving them up). Blocks.
+    void drain_device(DeviceCore* device) noexcept;
+    // Writes everything queued, waiting up to `wait` for pending windows
+    // (none is given up). Blocks.
+    void drain_all(std::chrono::nanoseconds wait) noexcept;
+    void close() noexcept;
+    CaptureStats stats() const noexcept;
+    const CaptureOptions& options() const noexcept { return options_; }
+
+private:
+    struct Request {
+        enum Kind { drain_device, drain_all, close } kind;
+        DeviceCore* device = nullptr;
+        std::chrono::nanoseconds wait{0};
+        bool done = false;
+    };
+
+    void count_drop(const WindowNote& note) noexcept;
+    void run() noexcept;
+    void submit(Request& request) noexcept;
+    bool pull() noexcept;
+    // Encodes the final notes and resolves the rest (of `only`, or all) once.
+    bool process(std::chrono::nanoseconds timeout, DeviceCore* only) noexcept;
+    // Repeats process until every note (of `only`, or all) is final or
+    // `wait` has passed; then, if `give_up`, gives up the rest.
+    void settle(DeviceCore* only, std::chrono::nanoseconds wait, bool give_up) noexcept;
+    void encode(WindowNote* note) noexcept;
+    void release_held() noexcept;
+    void write_chunks(bool force) noexcept;
+    void handle(Request& request) noexcept;
+
+    CaptureOptions options_;
+    ChunkWriter writer_;
+    NoteQueue queue_;
+
+    std::atomic<bool> closed_{false};
+    std::atomic<bool> broken_{false};  // the sink failed: windows are dropped from then on
+    // Each on its own line: the closing threads write held_ and admitted_,
+    // the collector the rest.
+    alignas(64) std::atomic<uint64_t> held_{0};
+    std::atomic<uint64_t> admitted_{0};
+    alignas(64) std::atomic<uint64_t> peak_{0};
+    alignas(64) std::atomic<uint64_t> recorded_{0}, dropped_{0};
+    std::atomic<uint64_t> bytes_written_{0}, chunks_{0};
+
+    std::mutex drops_mutex_;  // the drop path only
+    std::map<std::string, uint64_t, std::less<>> drops_;
+    bool drops_changed_ = false;
+
+    std::mutex mutex_;  // requests and sources
+    std::condition_variable wake_, done_;
+    std::deque<Request*> requests_;
+    std::vector<CaptureSource> new_sources_;
+    uint32_t next_source_ = 0;
+    std::atomic<bool> has_requests_{false};
+
+    // Collector thread only.
+    std::vector<WindowNote*> pending_;
+    uint64_t freed_ = 0;  // budget bytes of encoded notes, not yet given back to held_
+    int64_t last_write_ns_ = 0;
+    std::thread collector_;
+};
+
+int64_t realtime_now_ns() noexcept;
+
+}  // namespace lapse::detail

@@ -1,0 +1,56 @@
+// Internal: encodes capture chunks and hands them to the sink. Used by the
+// collector thread only (one writer per capture, no locking).
+#pragma once
+
+#include "wire.hpp"
+
+#include <lapse/core/capture.hpp>
+
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace lapse::detail {
+
+class ChunkWriter {
+public:
+    explicit ChunkWriter(CaptureSink& sink) : sink_(sink) {}
+
+    void write_magic();
+    void write_header(const CaptureHeader& header);
+    void write_source(const CaptureSource& source, int64_t now_ns);
+    // Appends a window to the open windows chunk; the chunk is written when
+    // it reaches its target size.
+    void add(const CapturedWindow& w, int64_t now_ns);
+    bool has_windows() const noexcept { return records_ > 0; }
+    void write_windows(int64_t now_ns);
+    // Cumulative drop counts of the names that changed.
+    void write_drops(const std::vector<std::pair<std::string, uint64_t>>& counts, int64_t now_ns);
+    void write_end(uint64_t recorded, uint64_t dropped, int64_t now_ns);
+
+    uint64_t bytes_written() const noexcept { return bytes_; }
+    uint64_t chunks() const noexcept { return chunks_; }
+    // Payload bytes in the open windows chunk.
+    std::size_t open_bytes() const noexcept { return strings_.bytes.size() + body_.bytes.size(); }
+
+private:
+    void emit(uint8_t type, std::string_view payload);
+    uint32_t intern(std::string_view s);
+    void reset_chunk();
+
+    CaptureSink& sink_;
+    uint64_t bytes_ = 0, chunks_ = 0;
+
+    // The open windows chunk: its own string table (so every chunk decodes
+    // alone, whatever was lost before it) and its records.
+    wire::Writer strings_, body_;
+    uint32_t string_count_ = 0;
+    uint64_t records_ = 0;
+    std::vector<std::pair<uint32_t, uint32_t>> string_spans_;  // offset, size of each string's bytes in strings_
+    std::vector<uint32_t> slots_;                               // open addressing: index + 1, 0 empty
+    uint64_t prev_thread_ = 0;
+    int64_t prev_start_[4] = {0, 0, 0, 0};
+    std::string scratch_;
+};
+
+}  // namespace lapse::detail

@@ -1,0 +1,303 @@
+// Captures: what recording costs the caller, how fast the collector keeps
+// up, how small the file is, how fast it reads back, and what a disabled
+// window costs.
+//
+//   capture_named_vs_unnamed   a named window recorded into a capture (its
+//                              Duration kept, the collector resolving) /
+//                              the same window unnamed and unrecorded, C++ API
+//   capture_windows_per_s      named windows per second through a capture,
+//                              sustained (policy block: none dropped), the
+//                              final drain included
+//   capture_bytes_per_window   file bytes per window of that run (8 names,
+//                              2 streams; chunk headers and tables included)
+//   report_windows_per_s       a capture of 10,000,000 windows (1,000,000
+//                              quick) streamed through CaptureReader with a
+//                              per-name tally, and the resident set it added
+//   disabled_window_ns         an unnamed window under LAPSE_DISABLE=1
+#include "internal.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <thread>
+#include <unistd.h>
+
+namespace lapse::bench::detail {
+
+namespace {
+
+const char* const names[] = {"frame", "update", "physics", "render", "shadow", "post", "ui", "present"};
+
+std::filesystem::path scratch(const std::string& leaf)
+{
+    return std::filesystem::temp_directory_path() / ("lapse-bench-" + std::to_string(::getpid()) + "-" + leaf);
+}
+
+double rss_mib()
+{
+    long pages = 0, resident = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+        std::fclose(f);
+    }
+    return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
+void wait_drained(const Capture& capture)
+{
+    while (capture.stats().queued > 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+}
+
+// Start+end of `batch` windows, Durations kept; named ones into a capture.
+void api_windows(benchmark::State& st, Context& ctx, bool named)
+{
+    Device dev;
+    std::shared_ptr<Capture> capture;
+    const auto file = scratch("named.lapse-capture");
+    try {
+        dev = ctx.runtime->open(ctx.config(ctx.subject_config));
+        if (named) {
+            CaptureOptions o;
+            o.path = file;
+            o.budget_bytes = 256u << 20;
+            capture = Capture::open(o);
+            dev.record_into(capture);
+        }
+    } catch (const std::exception& e) {
+        st.SkipWithError(e.what());
+        return;
+    }
+    const uint32_t n = ctx.batch;
+    std::vector<Duration> durations(n);
+    for (auto _ : st) {
+        const auto t0 = Clock::now();
+        for (uint32_t i = 0; i < n; ++i) {
+            Window w = named ? dev.profile_start(0, names[i & 7]) : dev.profile_start(0);
+            durations[i] = dev.profile_end(w);
+        }
+        const auto t1 = Clock::now();
+        st.SetIterationTime(seconds_between(t0, t1));
+        // Untimed: the unnamed ones resolved by the caller, the named ones
+        // left to the collector (the caller's cost is what is measured).
+        if (named) {
+            for (auto& d : durations) d = Duration{};
+            wait_drained(*capture);
+        } else {
+            dev.resolve(durations);
+        }
+    }
+    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
+    durations.clear();
+    dev.close();
+    if (capture) capture->close();
+    std::error_code ec;
+    std::filesystem::remove(file, ec);
+}
+
+void sustained(benchmark::State& st, Context& ctx)
+{
+    const double seconds = ctx.quick ? 0.2 : 1.0;
+    const auto file = scratch("sustained.lapse-capture");
+    double rate = 0, bytes_per = 0, dropped = 0;
+    for (auto _ : st) {
+        Device dev;
+        std::shared_ptr<Capture> capture;
+        try {
+            dev = ctx.runtime->open(ctx.config(ctx.subject_config));
+            CaptureOptions o;
+            o.path = file;
+            o.policy = CapturePolicy::block;
+            capture = Capture::open(o);
+            dev.record_into(capture);
+        } catch (const std::exception& e) {
+            st.SkipWithError(e.what());
+            return;
+        }
+        const auto t0 = Clock::now();
+        const auto until = t0 + std::chrono::duration<double>(seconds);
+        uint64_t opened = 0;
+        while (Clock::now() < until)
+            for (uint32_t i = 0; i < 1024; ++i, ++opened) dev.profile(i & 1, [] {}, {.name = names[i & 7]});
+        dev.close();  // drains
+        const auto t1 = Clock::now();
+        capture->close();
+        const CaptureStats s = capture->stats();
+        st.SetIterationTime(seconds_between(t0, t1));
+        rate = static_cast<double>(s.recorded) / seconds_between(t0, t1);
+        bytes_per = s.recorded > 0 ? static_cast<double>(s.bytes_written) / static_cast<double>(s.recorded) : 0;
+        dropped = static_cast<double>(s.dropped);
+        if (s.recorded != opened) {
+            st.SkipWithError("the capture did not record every window");
+            return;
+        }
+    }
+    st.counters["windows_per_s"] = rate;
+    st.counters["bytes_per_window"] = bytes_per;
+    st.counters["dropped"] = dropped;
+    std::error_code ec;
+    std::filesystem::remove(file, ec);
+}
+
+// The big capture report_windows_per_s reads: written once per process.
+const std::filesystem::path& big_capture(Context& ctx, std::string& error)
+{
+    static std::filesystem::path file;
+    static std::string why;
+    if (!file.empty() || !why.empty()) {
+        error = why;
+        return file;
+    }
+    const std::size_t n = ctx.quick ? 1000000 : 10000000;
+    const auto path = scratch("big.lapse-capture");
+    try {
+        Device dev = ctx.runtime->open(ctx.config(ctx.subject_config));
+        CaptureOptions o;
+        o.path = path;
+        o.policy = CapturePolicy::block;
+        auto capture = Capture::open(o);
+        dev.record_into(capture);
+        for (std::size_t i = 0; i < n; ++i) dev.profile(i & 1, [] {}, {.name = names[i & 7]});
+        dev.close();
+        capture->close();
+        file = path;
+        std::atexit([] {
+            std::error_code ec;
+            std::filesystem::remove(file, ec);
+        });
+    } catch (const std::exception& e) {
+        why = e.what();
+    }
+    error = why;
+    return file;
+}
+
+void report_read(benchmark::State& st, Context& ctx)
+{
+    std::string error;
+    const std::filesystem::path& file = big_capture(ctx, error);
+    if (file.empty()) {
+        st.SkipWithError(error.c_str());
+        return;
+    }
+    double rate = 0, rss_added = 0;
+    for (auto _ : st) {
+        const double rss0 = rss_mib();
+        double rss_peak = rss0;
+        const auto t0 = Clock::now();
+        CaptureReader reader(file);
+        std::map<std::string, std::pair<uint64_t, __int128>, std::less<>> tally;
+        CapturedWindow w;
+        uint64_t n = 0;
+        while (reader.next(w)) {
+            auto it = tally.find(w.name);
+            if (it == tally.end()) it = tally.emplace(std::string(w.name), std::pair<uint64_t, __int128>{0, 0}).first;
+            ++it->second.first;
+            it->second.second += w.ns();
+            if ((++n & 0xffff) == 0) rss_peak = std::max(rss_peak, rss_mib());
+        }
+        const auto t1 = Clock::now();
+        st.SetIterationTime(seconds_between(t0, t1));
+        rate = static_cast<double>(n) / seconds_between(t0, t1);
+        rss_added = rss_peak - rss0;
+        benchmark::DoNotOptimize(tally);
+    }
+    st.counters["windows_per_s"] = rate;
+    st.counters["rss_mib"] = rss_added;
+}
+
+void disabled_windows(benchmark::State& st, Context& ctx)
+{
+    ::setenv("LAPSE_DISABLE", "1", 1);
+    Runtime runtime;
+    ::unsetenv("LAPSE_DISABLE");
+    Device dev = runtime.open_default();
+    const uint32_t n = ctx.batch;
+    double ns = 0;
+    for (auto _ : st) {
+        const auto t0 = Clock::now();
+        for (uint32_t i = 0; i < n; ++i) {
+            Window w = dev.profile_start(0);
+            Duration d = dev.profile_end(w);
+            benchmark::DoNotOptimize(d);
+        }
+        const auto t1 = Clock::now();
+        st.SetIterationTime(seconds_between(t0, t1));
+        ns = seconds_between(t0, t1) * 1e9 / n;
+    }
+    st.counters["ns_per_window"] = ns;
+}
+
+}  // namespace
+
+void add_capture(Context& ctx, std::vector<FigureSpec>& figures)
+{
+    const double mt = ctx.min_time;
+    add("capture.unnamed", [&ctx](benchmark::State& st) { api_windows(st, ctx, false); })->UseManualTime()->MinTime(mt);
+    add("capture.named", [&ctx](benchmark::State& st) { api_windows(st, ctx, true); })->UseManualTime()->MinTime(mt);
+    add("capture.unnamed_b", [&ctx](benchmark::State& st) { api_windows(st, ctx, false); })->UseManualTime()->MinTime(mt);
+    add("capture.sustained", [&ctx](benchmark::State& st) { sustained(st, ctx); })->UseManualTime()->Iterations(1);
+    add("capture.report", [&ctx](benchmark::State& st) { report_read(st, ctx); })->UseManualTime()->Iterations(1);
+    add("capture.disabled", [&ctx](benchmark::State& st) { disabled_windows(st, ctx); })->UseManualTime()->MinTime(mt);
+
+    FigureSpec f;
+    f.figure.key = "capture_named_vs_unnamed";
+    f.figure.title = "named window recorded into a capture, C++ API, caller's cost";
+    f.figure.baseline = "the same window unnamed, unrecorded";
+    f.figure.unit = "x";
+    f.figure.target = Target::at_most;
+    f.figure.limit = 1.3;
+    f.subject = "capture.named";
+    f.baseline = "capture.unnamed|capture.unnamed_b";
+    f.ops_per_iteration = ctx.batch;
+    figures.push_back(f);
+
+    FigureSpec r;
+    r.figure.key = "capture_windows_per_s";
+    r.figure.title = "named windows recorded per second, sustained, none dropped";
+    r.figure.unit = "/s";
+    r.figure.target = Target::at_least;
+    r.figure.limit = 2e6;
+    r.formula = Formula::counter;
+    r.counter = "windows_per_s";
+    r.subject = "capture.sustained";
+    figures.push_back(r);
+
+    FigureSpec b = r;
+    b.figure.key = "capture_bytes_per_window";
+    b.figure.title = "capture file bytes per window (8 names, 2 streams)";
+    b.figure.unit = "B";
+    b.figure.target = Target::at_most;
+    b.figure.limit = 24;
+    b.counter = "bytes_per_window";
+    figures.push_back(b);
+
+    FigureSpec rep = r;
+    rep.figure.key = "report_windows_per_s";
+    rep.figure.title = std::string("capture read back (CaptureReader + per-name tally), ") +
+                       (ctx.quick ? "1,000,000" : "10,000,000") + " windows";
+    rep.subject = "capture.report";
+    figures.push_back(rep);
+
+    FigureSpec rss = rep;
+    rss.figure.key = "report_rss_mib";
+    rss.figure.title = "resident set added while reading it";
+    rss.figure.unit = "MiB";
+    rss.figure.target = Target::at_most;
+    rss.figure.limit = 64;
+    rss.counter = "rss_mib";
+    figures.push_back(rss);
+
+    FigureSpec dis;
+    dis.figure.key = "disabled_window_ns";
+    dis.figure.title = "unnamed window start+end under LAPSE_DISABLE=1";
+    dis.figure.unit = "ns";
+    dis.figure.target = Target::at_most;
+    dis.figure.limit = 2;
+    dis.formula = Formula::counter;
+    dis.counter = "ns_per_window";
+    dis.subject = "capture.disabled";
+    figures.push_back(dis);
+}
+
+}  // namespace lapse::bench::detail
