@@ -155,27 +155,38 @@ lapse_status CpuDevice::submit(lapse_stream stream, lapse_work_fn fn, void* user
 
 lapse_status CpuDevice::profile_start(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
 {
-    if (stream >= settings_.streams) [[unlikely]]
-        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                          "profile_start: stream %u does not exist (the device has %u)", stream, settings_.streams);
-    if (settings_.mode == Mode::inline_) {
-        token = lapse_token{0, stream, 0};
-        return LAPSE_NO_WINDOW;
-    }
-    // One hold: the start marker, released when the worker stamps it.
+    if (stream >= settings_.streams || settings_.mode == Mode::inline_) [[unlikely]]
+        return refuse_start(stream, token, error);
+    // One hold: the start marker, released when the worker stamps it (and
+    // sets end_ns to "not stamped": a window whose end marker cannot be
+    // queued resolves NOT_MEASURED).
     const uint64_t id = windows_.open(stream, 1);
-    if (id == 0) [[unlikely]]
-        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory for window records",
-                          stream);
-    windows_.payload(id).end_ns.store(0, std::memory_order_relaxed);  // "not stamped" until the worker does
-    if (!streams_[stream]->mark_start(id)) [[unlikely]] {
-        windows_.abandon(id, stream);
-        windows_.release(id);  // the marker that never went out
-        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory growing the queue",
-                          stream);
-    }
+    if (id == 0 || !streams_[stream]->mark_start(id)) [[unlikely]]
+        return start_out_of_memory(stream, id, error);
     token = lapse_token{id, stream, 0};
     return LAPSE_OK;
+}
+
+// The cold halves of profile_start, out of line so that its hot path
+// saves no registers for them.
+lapse_status CpuDevice::refuse_start(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
+{
+    if (stream >= settings_.streams)
+        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                          "profile_start: stream %u does not exist (the device has %u)", stream, settings_.streams);
+    token = lapse_token{0, stream, 0};
+    return LAPSE_NO_WINDOW;  // inline mode
+}
+
+lapse_status CpuDevice::start_out_of_memory(lapse_stream stream, uint64_t id, lapse_error* error) noexcept
+{
+    if (id == 0)
+        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory for window records",
+                          stream);
+    windows_.abandon(id, stream);
+    windows_.release(id);  // the marker that never went out
+    return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory growing the queue",
+                      stream);
 }
 
 lapse_status CpuDevice::token_error(const char* call, const lapse_token& token, sdk::WindowCheck check,
@@ -197,26 +208,35 @@ lapse_status CpuDevice::token_error(const char* call, const lapse_token& token, 
 lapse_status CpuDevice::profile_end(lapse_token token, uint32_t /*flags: nothing is batched here*/,
                                     lapse_error* error) noexcept
 {
-    if (settings_.mode == Mode::inline_) [[unlikely]]
-        return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN,
-                          "profile_end: token %" PRIu64 ": this device runs inline and opens no windows", token.id);
-    if (token.opened_on >= settings_.streams) [[unlikely]]
-        return sdk::failf(error, LAPSE_ERROR_WRONG_STREAM,
-                          "profile_end: token %" PRIu64 " says stream %u, which does not exist (the device has %u): "
-                          "not a token of this device",
-                          token.id, token.opened_on, settings_.streams);
+    if (settings_.mode == Mode::inline_ || token.opened_on >= settings_.streams) [[unlikely]]
+        return refuse_end(token, error);
     // One more hold: the end marker, released when the worker stamps it.
     const sdk::WindowCheck check = windows_.close(token.id, token.opened_on, 1);
     if (check != sdk::WindowCheck::ok) [[unlikely]]
         return token_error("profile_end", token, check, error);
-    if (!streams_[token.opened_on]->mark_end(token.id)) [[unlikely]] {
-        windows_.release(token.id);  // end_ns stays 0: resolves NOT_MEASURED
-        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY,
-                          "profile_end: token %" PRIu64 ": out of memory queueing the end marker; the window is "
-                          "closed and will resolve as not measured",
-                          token.id);
-    }
+    if (!streams_[token.opened_on]->mark_end(token.id)) [[unlikely]]
+        return end_out_of_memory(token, error);
     return LAPSE_OK;
+}
+
+lapse_status CpuDevice::refuse_end(const lapse_token& token, lapse_error* error) const noexcept
+{
+    if (settings_.mode == Mode::inline_)
+        return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN,
+                          "profile_end: token %" PRIu64 ": this device runs inline and opens no windows", token.id);
+    return sdk::failf(error, LAPSE_ERROR_WRONG_STREAM,
+                      "profile_end: token %" PRIu64 " says stream %u, which does not exist (the device has %u): "
+                      "not a token of this device",
+                      token.id, token.opened_on, settings_.streams);
+}
+
+lapse_status CpuDevice::end_out_of_memory(const lapse_token& token, lapse_error* error) noexcept
+{
+    windows_.release(token.id);  // end_ns stays 0 (the worker set it at the start marker): NOT_MEASURED
+    return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY,
+                      "profile_end: token %" PRIu64 ": out of memory queueing the end marker; the window is "
+                      "closed and will resolve as not measured",
+                      token.id);
 }
 
 void CpuDevice::profile_abandon(lapse_token token) noexcept

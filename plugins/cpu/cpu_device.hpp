@@ -57,7 +57,13 @@ private:
     // error status for an invalid token, LAPSE_OK otherwise.
     lapse_status resolve_one(const lapse_token& token, lapse_duration& out, CpuWindowTable::FreeBatch& freed,
                              lapse_error* error) noexcept;
-    lapse_status token_error(const char* call, const lapse_token& token, sdk::WindowCheck check,
+    [[gnu::noinline, gnu::cold]] lapse_status refuse_start(lapse_stream stream, lapse_token& token,
+                                                           lapse_error* error) noexcept;
+    [[gnu::noinline, gnu::cold]] lapse_status start_out_of_memory(lapse_stream stream, uint64_t id,
+                                                                  lapse_error* error) noexcept;
+    [[gnu::noinline, gnu::cold]] lapse_status refuse_end(const lapse_token& token, lapse_error* error) const noexcept;
+    [[gnu::noinline, gnu::cold]] lapse_status end_out_of_memory(const lapse_token& token, lapse_error* error) noexcept;
+    [[gnu::noinline, gnu::cold]] lapse_status token_error(const char* call, const lapse_token& token, sdk::WindowCheck check,
                              lapse_error* error) const noexcept;
 
     sdk::Host host_;

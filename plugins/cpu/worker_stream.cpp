@@ -120,6 +120,7 @@ void WorkerStream::execute(const QueueEntry& entry) noexcept
     case kStart: {
         CpuWindow& w = windows_.payload(entry.a);
         w.failures.store(failures_ & kFailureCount, std::memory_order_relaxed);
+        w.end_ns.store(0, std::memory_order_relaxed);  // "not stamped", until the end marker is
         w.start_ns.store(sdk::monotonic_ns(), std::memory_order_relaxed);
         windows_.release(entry.a);
         break;
