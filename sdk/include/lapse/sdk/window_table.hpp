@@ -442,6 +442,11 @@ private:
     // Chunk k covers indices [B(2^k - 1), B(2^(k+1) - 1)) with B = first_chunk.
     Record* record(uint32_t index) const noexcept
     {
+        // The first chunk (the records a table is sized with) is where
+        // nearly every window lives: one load, no chunk arithmetic. It
+        // always exists (the constructor allocates it).
+        if ((index >> chunk_shift_) == 0) [[likely]]
+            return chunks_[0].load(std::memory_order_relaxed) + index;
         const uint64_t j = (static_cast<uint64_t>(index) >> chunk_shift_) + 1;
         const uint32_t k = 63u - static_cast<uint32_t>(std::countl_zero(j));
         if (k >= max_chunks) return nullptr;
