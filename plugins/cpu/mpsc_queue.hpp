@@ -45,7 +45,7 @@ public:
     // of what profile_start and profile_end do: a producer that finds its
     // cell free and wins the claim is done in a dozen instructions; a full
     // ring, a closed segment or a lost race take push_slow().
-    bool push(const QueueEntry& entry) noexcept
+    bool push(uint64_t kind, uint64_t a, uint64_t b) noexcept
     {
         Segment* s = tail_.load(std::memory_order_acquire);
         uint64_t pos = s->tail.load(std::memory_order_relaxed);
@@ -54,11 +54,11 @@ public:
         if ((pos & kClosed) == 0 && cell.seq.load(std::memory_order_acquire) == pos &&
             s->tail.compare_exchange_strong(pos, pos + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
             [[likely]] {
-            cell.entry = entry;
+            cell.entry = QueueEntry{kind, a, b};
             cell.seq.store(pos + 1, std::memory_order_release);
             return true;
         }
-        return push_slow(entry);
+        return push_slow(QueueEntry{kind, a, b});
     }
 
     // [consumer] Takes the oldest entry, or returns false when none is ready.

@@ -38,10 +38,13 @@ public:
 
     // [thread-safe] Each returns false only when the queue could not grow
     // (out of memory); then nothing was queued.
-    bool submit(lapse_work_fn fn, void* user) noexcept { return push({kWork, reinterpret_cast<uint64_t>(fn), reinterpret_cast<uint64_t>(user)}); }
-    bool mark_start(uint64_t id) noexcept { return push({kStart, id, 0}); }
-    bool mark_end(uint64_t id) noexcept { return push({kEnd, id, 0}); }
-    bool fence(SyncFence& fence) noexcept { return push({kFence, reinterpret_cast<uint64_t>(&fence), 0}); }
+    bool submit(lapse_work_fn fn, void* user) noexcept
+    {
+        return push(kWork, reinterpret_cast<uint64_t>(fn), reinterpret_cast<uint64_t>(user));
+    }
+    bool mark_start(uint64_t id) noexcept { return push(kStart, id, 0); }
+    bool mark_end(uint64_t id) noexcept { return push(kEnd, id, 0); }
+    bool fence(SyncFence& fence) noexcept { return push(kFence, reinterpret_cast<uint64_t>(&fence), 0); }
 
     // Cells the queue holds (memory accounting).
     std::size_t queue_cells() const noexcept { return queue_.cells_allocated(); }
@@ -53,9 +56,10 @@ public:
 private:
     enum : uint64_t { kWork = 1, kStart = 2, kEnd = 3, kFence = 4 };
 
-    bool push(const QueueEntry& entry) noexcept
+    bool push(uint64_t kind, uint64_t a, uint64_t b) noexcept
     {
-        if (!queue_.push(entry)) return false;
+        if (!queue_.push(kind, a, b)) [[unlikely]]
+            return false;
         // The claim inside push is seq_cst, and so is this load: either the
         // worker saw the claim before it slept, or we see it sleeping.
         if (sleeping_.load(std::memory_order_seq_cst) != 0) wake();

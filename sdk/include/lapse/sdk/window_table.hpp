@@ -165,14 +165,8 @@ public:
     Id open(uint32_t tag, uint32_t holds) noexcept
     {
         uint32_t index;
-        const uint32_t home = shard_of(tag);
-        for (;;) {
-            const uint32_t seen = grown_.load(std::memory_order_acquire);
-            if (pop(home, index)) break;
-            bool found = false;
-            for (uint32_t i = 1; i < shard_count_ && !found; ++i) found = pop((home + i) & (shard_count_ - 1), index);
-            if (found) break;
-            if (!grow(home, seen)) return 0;
+        if (!pop(shard_of(tag), index)) [[unlikely]] {
+            if (!take_elsewhere(tag, index)) return 0;
         }
         Record& r = *record(index);
         const uint32_t gen = gen_of(r.word.load(std::memory_order_relaxed));
@@ -191,6 +185,15 @@ public:
         Record* r = find(id);
         if (r == nullptr) return WindowCheck::unknown;
         uint64_t w = r->word.load(std::memory_order_acquire);
+        // The common case in one comparison: the live record of `id`, open
+        // on `tag`, whatever it holds (fate bits are 0 while a record lives).
+        constexpr uint64_t kHoldsMask = uint64_t{0xFF} << 8;
+        if ((w & ~kHoldsMask) == pack(generation_of(id), tag, 0, kOpen) && tag <= max_tag &&
+            holds_of(w) + add_holds <= max_holds) [[likely]] {
+            if (r->word.compare_exchange_strong(w, (w + (static_cast<uint64_t>(add_holds) << 8)) - kOpen + kClosed,
+                                                std::memory_order_acq_rel, std::memory_order_acquire))
+                return WindowCheck::ok;
+        }
         for (;;) {
             WindowCheck c = classify(id, w, tag);
             if (c != WindowCheck::ok) return c;
@@ -437,6 +440,20 @@ private:
         }
     }
 
+    // open() when its own shard is empty: the other shards, then a new
+    // chunk. Out of line, so that the common open saves no registers for it.
+    [[gnu::noinline]] bool take_elsewhere(uint32_t tag, uint32_t& index) noexcept
+    {
+        const uint32_t home = shard_of(tag);
+        for (;;) {
+            const uint32_t seen = grown_.load(std::memory_order_acquire);
+            if (pop(home, index)) return true;
+            for (uint32_t i = 1; i < shard_count_; ++i)
+                if (pop((home + i) & (shard_count_ - 1), index)) return true;
+            if (!grow(home, seen)) return false;
+        }
+    }
+
     // --- chunks --------------------------------------------------------------
 
     // Chunk k covers indices [B(2^k - 1), B(2^(k+1) - 1)) with B = first_chunk.
@@ -447,6 +464,11 @@ private:
         // always exists (the constructor allocates it).
         if ((index >> chunk_shift_) == 0) [[likely]]
             return chunks_[0].load(std::memory_order_relaxed) + index;
+        return record_in_later_chunk(index);
+    }
+
+    [[gnu::noinline]] Record* record_in_later_chunk(uint32_t index) const noexcept
+    {
         const uint64_t j = (static_cast<uint64_t>(index) >> chunk_shift_) + 1;
         const uint32_t k = 63u - static_cast<uint32_t>(std::countl_zero(j));
         if (k >= max_chunks) return nullptr;
