@@ -30,16 +30,17 @@ Stamps read_stamps(const CpuWindow& w) noexcept
             w.failures.load(std::memory_order_relaxed)};
 }
 
-// A window taken from the table: its stamps, or why it has none.
-void set_taken(lapse_duration& out, const Stamps& s) noexcept
+// A window taken from the table: its stamps (raw, converted here), or why
+// it has none.
+void set_taken(lapse_duration& out, const Stamps& s, const StampClock& clock) noexcept
 {
     if (s.end_ns == 0)
         set_duration(out, LAPSE_DURATION_NOT_MEASURED, LAPSE_OK);
     else if ((s.failures & kWorkFailed) != 0)
         set_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_DEVICE);
     else
-        set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE, LAPSE_CLOCK_HOST_MONOTONIC, s.start_ns,
-                     s.end_ns);
+        set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE, LAPSE_CLOCK_HOST_MONOTONIC,
+                     clock.to_ns(s.start_ns), clock.to_ns(s.end_ns));
 }
 
 }  // namespace
@@ -70,12 +71,13 @@ std::unique_ptr<CpuDevice> CpuDevice::open(sdk::Host host, sdk::Config config)
 CpuDevice::CpuDevice(sdk::Host host, const Settings& settings)
     : host_(host),
       settings_(settings),
+      clock_(settings.mode == Mode::stream ? StampClock::Source::tsc : StampClock::Source::monotonic),
       windows_(settings.streams, settings.mode == Mode::stream ? settings.window_capacity : 16)
 {
     if (settings_.mode == Mode::stream) {
         streams_.reserve(settings_.streams);
         for (uint32_t i = 0; i < settings_.streams; ++i)
-            streams_.push_back(std::make_unique<WorkerStream>(i, settings_.queue_capacity, windows_, completions_, host_));
+            streams_.push_back(std::make_unique<WorkerStream>(i, settings_.queue_capacity, clock_, windows_, completions_, host_));
     }
 }
 
@@ -272,7 +274,7 @@ lapse_status CpuDevice::resolve_one(const lapse_token& token, lapse_duration& ou
         set_duration(out, LAPSE_DURATION_FAILED, status);
         return status;
     }
-    set_taken(out, stamps);
+    set_taken(out, stamps, clock_);
     return LAPSE_OK;
 }
 
@@ -291,6 +293,7 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
     lapse_status first_error = LAPSE_OK;
     uint32_t first_pending = count;  // out[0 .. first_pending) are final
     const bool streams = settings_.mode == Mode::stream;
+    if (streams) clock_.refine();
     // The full path for out[i]: keeps the first error (its message goes
     // to `error`) and notes in `pending_from` the first duration still
     // pending.
@@ -306,7 +309,7 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
         if (streams && windows_.try_take_ready(token.id, token.opened_on,
                                                [&](const CpuWindow& w) { stamps = read_stamps(w); }, freed))
             [[likely]] {
-            set_taken(out[i], stamps);
+            set_taken(out[i], stamps, clock_);
             continue;
         }
         resolve_at(i, first_pending);

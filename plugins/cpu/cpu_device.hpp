@@ -16,6 +16,7 @@
 
 #include "completion_signal.hpp"
 #include "cpu_window.hpp"
+#include "stamp_clock.hpp"
 #include "worker_stream.hpp"
 
 #include <lapse/lapse.h>
@@ -68,6 +69,7 @@ private:
 
     sdk::Host host_;
     Settings settings_;
+    StampClock clock_;  // what the workers stamp with; resolve converts
     CpuWindowTable windows_;
     CompletionSignal completions_;
     std::vector<std::unique_ptr<WorkerStream>> streams_;  // empty in inline mode

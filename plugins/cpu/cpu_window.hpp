@@ -19,7 +19,7 @@
 namespace lapse::cpu {
 
 struct CpuWindow {
-    std::atomic<int64_t> start_ns{0};  // CLOCK_MONOTONIC when the worker reached the start marker
+    std::atomic<int64_t> start_ns{0};  // the raw StampClock reading when the worker reached the start marker
     // ... and the end marker; 0 until then. The worker sets it to 0 at the
     // start marker (before releasing its hold, so before any take), so a
     // window whose end marker could not be queued (out of memory) resolves

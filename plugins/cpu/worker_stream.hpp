@@ -1,8 +1,8 @@
 // cpu plugin — one stream: a worker thread draining an in-order queue.
 //
 // The queue carries work, window markers and sync fences in the order they
-// were pushed. The worker runs work, stamps each marker with CLOCK_MONOTONIC
-// when it reaches it (so the caller of profile_start / profile_end never
+// were pushed. The worker runs work, stamps each marker (StampClock: the TSC, or
+// CLOCK_MONOTONIC) when it reaches it (so the caller of profile_start / profile_end never
 // waits and never reads a clock), and signals fences.
 //
 // Idle policy: after the queue runs dry the worker spins a little (a burst
@@ -14,6 +14,7 @@
 #include "completion_signal.hpp"
 #include "cpu_window.hpp"
 #include "mpsc_queue.hpp"
+#include "stamp_clock.hpp"
 #include "sync_fence.hpp"
 
 #include <lapse/lapse.h>
@@ -29,7 +30,7 @@ namespace lapse::cpu {
 class WorkerStream {
 public:
     // Starts the worker thread. Throws when the thread cannot start.
-    WorkerStream(uint32_t index, std::size_t queue_capacity, CpuWindowTable& windows, CompletionSignal& completions,
+    WorkerStream(uint32_t index, std::size_t queue_capacity, const StampClock& clock, CpuWindowTable& windows, CompletionSignal& completions,
                  sdk::Host host);
     // Runs everything still queued, then joins.
     ~WorkerStream();
@@ -70,6 +71,7 @@ private:
     void execute(const QueueEntry& entry) noexcept;
 
     const uint32_t index_;
+    const StampClock& clock_;
     CpuWindowTable& windows_;
     CompletionSignal& completions_;
     sdk::Host host_;

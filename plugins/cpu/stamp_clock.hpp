@@ -1,0 +1,95 @@
+// cpu plugin — the clock the worker stamps markers with.
+//
+// Where the TSC is invariant and the kernel itself keeps time with it (its
+// clocksource is "tsc": the counters of all CPUs agree), the worker reads
+// the raw counter (rdtsc, a few ns, no vDSO call) and resolve converts it
+// to CLOCK_MONOTONIC nanoseconds. Elsewhere (no invariant TSC, another
+// clocksource, not x86) it reads CLOCK_MONOTONIC itself. Which one is
+// decided when the clock is made (at device open), so a duration's domain
+// is LAPSE_CLOCK_HOST_MONOTONIC either way.
+//
+// Conversion: ns = anchor_ns + (ticks - anchor_ticks) * ns_per_tick, with
+// the anchor a tight (CLOCK_MONOTONIC, TSC) pair taken at construction and
+// the rate measured from the anchor to a later tight pair: first after a
+// short spin at construction, then again by resolve whenever the last
+// measurement is older than kRefineAfterNs. So the rate's error shrinks
+// with the clock's age, and a stamp converted near the latest pair lands
+// where CLOCK_MONOTONIC (slewed by NTP or not) was at that moment.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+namespace lapse::cpu {
+
+class StampClock {
+public:
+    enum class Source { tsc, monotonic };
+
+    // The TSC when detect_tsc() says it can be trusted, CLOCK_MONOTONIC
+    // otherwise. Spins about kFirstCalibrationNs when it uses the TSC.
+    StampClock();
+    // A chosen source (tests; the TSC is only honoured where detect_tsc()).
+    explicit StampClock(Source wanted);
+
+    // Whether this machine has a TSC to stamp with: invariant (CPUID
+    // 0x80000007 EDX bit 8) and the kernel's clocksource.
+    static bool detect_tsc() noexcept;
+
+    Source source() const noexcept { return source_; }
+
+    // [worker] A raw stamp: TSC ticks or CLOCK_MONOTONIC ns. Never 0.
+    int64_t now() const noexcept
+    {
+        if (source_ == Source::tsc) [[likely]]
+            return ticks();
+        return monotonic_ns();
+    }
+
+    // [any thread] A raw stamp in CLOCK_MONOTONIC ns.
+    int64_t to_ns(int64_t raw) const noexcept
+    {
+        if (source_ == Source::monotonic) return raw;
+        const double rate = ns_per_tick_.load(std::memory_order_relaxed);
+        return anchor_.ns + static_cast<int64_t>(static_cast<double>(raw - anchor_.ticks) * rate);
+    }
+
+    // [any thread] Re-measures the rate when the last measurement is older
+    // than kRefineAfterNs (resolve calls it once per call: a load and a
+    // compare when it is recent).
+    void refine() noexcept;
+
+    static constexpr int64_t kFirstCalibrationNs = 500'000;
+    static constexpr int64_t kRefineAfterNs = 10'000'000;
+
+    static int64_t monotonic_ns() noexcept;
+    // The TSC (0 where there is none: never used then).
+    static int64_t ticks() noexcept
+    {
+#if defined(__x86_64__) || defined(__i386__)
+        return static_cast<int64_t>(__rdtsc());
+#else
+        return 0;
+#endif
+    }
+
+private:
+    struct Pair {
+        int64_t ns;
+        int64_t ticks;
+    };
+    // (CLOCK_MONOTONIC, TSC) read closest together out of a few tries.
+    static Pair tight_pair() noexcept;
+    void measure_rate(const Pair& later) noexcept;
+
+    Source source_;
+    Pair anchor_{};  // written by the constructor only
+    std::atomic<double> ns_per_tick_{1.0};
+    std::atomic<int64_t> measured_at_ns_{0};
+};
+
+}  // namespace lapse::cpu
