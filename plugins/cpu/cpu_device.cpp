@@ -157,20 +157,25 @@ lapse_status CpuDevice::submit(lapse_stream stream, lapse_work_fn fn, void* user
 
 lapse_status CpuDevice::profile_start(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
 {
+    // Every uncommon case leaves through a tail call, so the common one
+    // saves no register and makes no call.
     if (stream >= settings_.streams || settings_.mode == Mode::inline_) [[unlikely]]
         return refuse_start(stream, token, error);
     // One hold: the start marker, released when the worker stamps it (and
     // sets end_ns to "not stamped": a window whose end marker cannot be
     // queued resolves NOT_MEASURED).
-    const uint64_t id = windows_.open(stream, 1);
-    if (id == 0 || !streams_[stream]->mark_start(id)) [[unlikely]]
-        return start_out_of_memory(stream, id, error);
+    const uint64_t id = windows_.try_open(stream, 1);
+    if (id == 0) [[unlikely]]
+        return start_slow(stream, token, error);
+    WorkerStream& s = *streams_[stream];
+    if (!s.try_mark_start(id)) [[unlikely]]
+        return start_queue_slow(stream, id, token, error);
     token = lapse_token{id, stream, 0};
+    if (s.needs_wake()) [[unlikely]]
+        return wake_then_ok(s);
     return LAPSE_OK;
 }
 
-// The cold halves of profile_start, out of line so that its hot path
-// saves no registers for them.
 lapse_status CpuDevice::refuse_start(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
 {
     if (stream >= settings_.streams)
@@ -180,18 +185,36 @@ lapse_status CpuDevice::refuse_start(lapse_stream stream, lapse_token& token, la
     return LAPSE_NO_WINDOW;  // inline mode
 }
 
-lapse_status CpuDevice::start_out_of_memory(lapse_stream stream, uint64_t id, lapse_error* error) noexcept
+lapse_status CpuDevice::start_slow(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
 {
+    // The stream's free list was empty: the table looks further, or grows.
+    const uint64_t id = windows_.open(stream, 1);
     if (id == 0)
         return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory for window records",
                           stream);
-    windows_.abandon(id, stream);
-    windows_.release(id);  // the marker that never went out
-    return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory growing the queue",
-                      stream);
+    return start_queue_slow(stream, id, token, error);
 }
 
-lapse_status CpuDevice::token_error(const char* call, const lapse_token& token, sdk::WindowCheck check,
+lapse_status CpuDevice::start_queue_slow(lapse_stream stream, uint64_t id, lapse_token& token,
+                                         lapse_error* error) noexcept
+{
+    if (!streams_[stream]->mark_start(id)) {  // may grow the queue; wakes the worker if it must
+        windows_.abandon(id, stream);
+        windows_.release(id);  // the marker that never went out
+        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY,
+                          "profile_start: stream %u: out of memory growing the queue", stream);
+    }
+    token = lapse_token{id, stream, 0};
+    return LAPSE_OK;
+}
+
+lapse_status CpuDevice::wake_then_ok(WorkerStream& stream) noexcept
+{
+    stream.wake();
+    return LAPSE_OK;
+}
+
+lapse_status CpuDevice::token_error(const char* call, lapse_token token, sdk::WindowCheck check,
                                     lapse_error* error) const noexcept
 {
     if (check == sdk::WindowCheck::wrong_tag) {
@@ -216,12 +239,21 @@ lapse_status CpuDevice::profile_end(lapse_token token, uint32_t /*flags: nothing
     const sdk::WindowCheck check = windows_.close(token.id, token.opened_on, 1);
     if (check != sdk::WindowCheck::ok) [[unlikely]]
         return token_error("profile_end", token, check, error);
-    if (!streams_[token.opened_on]->mark_end(token.id)) [[unlikely]]
-        return end_out_of_memory(token, error);
+    WorkerStream& s = *streams_[token.opened_on];
+    if (!s.try_mark_end(token.id)) [[unlikely]]
+        return end_queue_slow(token, error);
+    if (s.needs_wake()) [[unlikely]]
+        return wake_then_ok(s);
     return LAPSE_OK;
 }
 
-lapse_status CpuDevice::refuse_end(const lapse_token& token, lapse_error* error) const noexcept
+lapse_status CpuDevice::end_queue_slow(lapse_token token, lapse_error* error) noexcept
+{
+    if (!streams_[token.opened_on]->mark_end(token.id)) return end_out_of_memory(token, error);
+    return LAPSE_OK;
+}
+
+lapse_status CpuDevice::refuse_end(lapse_token token, lapse_error* error) const noexcept
 {
     if (settings_.mode == Mode::inline_)
         return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN,
@@ -232,7 +264,7 @@ lapse_status CpuDevice::refuse_end(const lapse_token& token, lapse_error* error)
                       token.id, token.opened_on, settings_.streams);
 }
 
-lapse_status CpuDevice::end_out_of_memory(const lapse_token& token, lapse_error* error) noexcept
+lapse_status CpuDevice::end_out_of_memory(lapse_token token, lapse_error* error) noexcept
 {
     windows_.release(token.id);  // end_ns stays 0 (the worker set it at the start marker): NOT_MEASURED
     return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY,

@@ -58,14 +58,19 @@ private:
     // error status for an invalid token, LAPSE_OK otherwise.
     lapse_status resolve_one(const lapse_token& token, lapse_duration& out, CpuWindowTable::FreeBatch& freed,
                              lapse_error* error) noexcept;
+    // The cold halves of profile_start / profile_end, out of line (and
+    // reached by tail calls) so that the hot halves save no registers.
     [[gnu::noinline, gnu::cold]] lapse_status refuse_start(lapse_stream stream, lapse_token& token,
                                                            lapse_error* error) noexcept;
-    [[gnu::noinline, gnu::cold]] lapse_status start_out_of_memory(lapse_stream stream, uint64_t id,
-                                                                  lapse_error* error) noexcept;
-    [[gnu::noinline, gnu::cold]] lapse_status refuse_end(const lapse_token& token, lapse_error* error) const noexcept;
-    [[gnu::noinline, gnu::cold]] lapse_status end_out_of_memory(const lapse_token& token, lapse_error* error) noexcept;
-    [[gnu::noinline, gnu::cold]] lapse_status token_error(const char* call, const lapse_token& token, sdk::WindowCheck check,
-                             lapse_error* error) const noexcept;
+    [[gnu::noinline]] lapse_status start_slow(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept;
+    [[gnu::noinline]] lapse_status start_queue_slow(lapse_stream stream, uint64_t id, lapse_token& token,
+                                                    lapse_error* error) noexcept;
+    [[gnu::noinline]] static lapse_status wake_then_ok(WorkerStream& stream) noexcept;
+    [[gnu::noinline, gnu::cold]] lapse_status refuse_end(lapse_token token, lapse_error* error) const noexcept;
+    [[gnu::noinline]] lapse_status end_queue_slow(lapse_token token, lapse_error* error) noexcept;
+    [[gnu::noinline, gnu::cold]] lapse_status end_out_of_memory(lapse_token token, lapse_error* error) noexcept;
+    [[gnu::noinline, gnu::cold]] lapse_status token_error(const char* call, lapse_token token, sdk::WindowCheck check,
+                                                          lapse_error* error) const noexcept;
 
     sdk::Host host_;
     Settings settings_;

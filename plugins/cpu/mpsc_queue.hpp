@@ -41,11 +41,17 @@ public:
     MpscQueue& operator=(const MpscQueue&) = delete;
 
     // [any producer thread] Appends. False only when growing the queue ran
-    // out of memory; then nothing was appended. Inline, because it is most
-    // of what profile_start and profile_end do: a producer that finds its
-    // cell free and wins the claim is done in a dozen instructions; a full
-    // ring, a closed segment or a lost race take push_slow().
+    // out of memory; then nothing was appended.
     bool push(uint64_t kind, uint64_t a, uint64_t b) noexcept
+    {
+        return try_push(kind, a, b) || push_slow(QueueEntry{kind, a, b});
+    }
+
+    // [any producer thread] push()'s common case, inline because it is
+    // most of what profile_start and profile_end do: the producer finds its
+    // cell free and wins the claim. False (nothing appended) on a full
+    // ring, a closed segment or a lost race: then push() (which may grow).
+    bool try_push(uint64_t kind, uint64_t a, uint64_t b) noexcept
     {
         Segment* s = tail_.load(std::memory_order_acquire);
         uint64_t pos = s->tail.load(std::memory_order_relaxed);
@@ -58,7 +64,7 @@ public:
             cell.seq.store(pos + 1, std::memory_order_release);
             return true;
         }
-        return push_slow(QueueEntry{kind, a, b});
+        return false;
     }
 
     // [consumer] Takes the oldest entry, or returns false when none is ready.
@@ -92,7 +98,7 @@ private:
         alignas(64) std::atomic<Segment*> next{nullptr};
     };
 
-    bool push_slow(const QueueEntry& entry) noexcept;
+    [[gnu::noinline]] bool push_slow(const QueueEntry& entry) noexcept;
 
     enum class Push { ok, full, closed };
     static Push try_push(Segment& s, const QueueEntry& entry, uint64_t& full_at) noexcept;

@@ -45,6 +45,17 @@ public:
     }
     bool mark_start(uint64_t id) noexcept { return push(kStart, id, 0); }
     bool mark_end(uint64_t id) noexcept { return push(kEnd, id, 0); }
+
+    // [thread-safe] The window path's common case, split so that its caller
+    // makes no call unless it must: try_mark_* queues the marker when the
+    // ring has room (false: nothing queued, use mark_*), and needs_wake()
+    // says whether the worker announced it sleeps (then wake() it).
+    bool try_mark_start(uint64_t id) noexcept { return queue_.try_push(kStart, id, 0); }
+    bool try_mark_end(uint64_t id) noexcept { return queue_.try_push(kEnd, id, 0); }
+    // seq_cst like the claim inside the push, so either the worker saw the
+    // claim before it slept, or this sees it sleeping.
+    bool needs_wake() const noexcept { return sleeping_.load(std::memory_order_seq_cst) != 0; }
+    void wake() noexcept;
     bool fence(SyncFence& fence) noexcept { return push(kFence, reinterpret_cast<uint64_t>(&fence), 0); }
 
     // Cells the queue holds (memory accounting).
@@ -61,12 +72,9 @@ private:
     {
         if (!queue_.push(kind, a, b)) [[unlikely]]
             return false;
-        // The claim inside push is seq_cst, and so is this load: either the
-        // worker saw the claim before it slept, or we see it sleeping.
-        if (sleeping_.load(std::memory_order_seq_cst) != 0) wake();
+        if (needs_wake()) wake();
         return true;
     }
-    void wake() noexcept;
     void run() noexcept;
     void execute(const QueueEntry& entry) noexcept;
 

@@ -168,10 +168,18 @@ public:
         if (!pop(shard_of(tag), index)) [[unlikely]] {
             if (!take_elsewhere(tag, index)) return 0;
         }
-        Record& r = *record(index);
-        const uint32_t gen = gen_of(r.word.load(std::memory_order_relaxed));
-        r.word.store(pack(gen, tag, holds, kOpen), std::memory_order_release);
-        return (static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(index) + 1);
+        return open_record(index, tag, holds);
+    }
+
+    // open() from the tag's own free list only: 0 when that list is empty
+    // (then call open(), which looks further). For a hot path that wants
+    // no call and no saved register in its common case.
+    Id try_open(uint32_t tag, uint32_t holds) noexcept
+    {
+        uint32_t index;
+        if (!pop(shard_of(tag), index)) [[unlikely]]
+            return 0;
+        return open_record(index, tag, holds);
     }
 
     // The payload of a record the caller has a right to (see above). The id
@@ -440,6 +448,15 @@ private:
         }
     }
 
+    // A record just popped from a free list: OPEN, its id.
+    Id open_record(uint32_t index, uint32_t tag, uint32_t holds) noexcept
+    {
+        Record& r = *record(index);
+        const uint32_t gen = gen_of(r.word.load(std::memory_order_relaxed));
+        r.word.store(pack(gen, tag, holds, kOpen), std::memory_order_release);
+        return (static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(index) + 1);
+    }
+
     // open() when its own shard is empty: the other shards, then a new
     // chunk. Out of line, so that the common open saves no registers for it.
     [[gnu::noinline]] bool take_elsewhere(uint32_t tag, uint32_t& index) noexcept
@@ -467,7 +484,7 @@ private:
         return record_in_later_chunk(index);
     }
 
-    [[gnu::noinline]] Record* record_in_later_chunk(uint32_t index) const noexcept
+    Record* record_in_later_chunk(uint32_t index) const noexcept
     {
         const uint64_t j = (static_cast<uint64_t>(index) >> chunk_shift_) + 1;
         const uint32_t k = 63u - static_cast<uint32_t>(std::countl_zero(j));
