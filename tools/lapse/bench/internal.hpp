@@ -99,6 +99,7 @@ void add_memory(Context&, std::vector<FigureSpec>&);      // bytes per pending w
 void add_accuracy(Context&, std::vector<FigureSpec>&);    // 1 ms and 20 ms busy intervals
 void add_load(Context&, std::vector<FigureSpec>&);        // load + negotiate + open
 void add_contention(Context&, std::vector<FigureSpec>&);  // 1x1, 2x2, 2x1
+void add_worker(Context&, std::vector<FigureSpec>&);      // cpu worker's thread CPU time per window
 
 // Registers a benchmark that runs `fn` and reports the skip reason when the
 // context says the figure cannot run.

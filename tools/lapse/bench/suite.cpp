@@ -38,7 +38,7 @@ const std::vector<Concern>& concerns()
     static const std::vector<Concern> all = {
         {"window", &add_window},   {"system", &add_system},     {"resolve", &add_resolve},
         {"memory", &add_memory},   {"accuracy", &add_accuracy}, {"load", &add_load},
-        {"contention", &add_contention},
+        {"contention", &add_contention}, {"worker", &add_worker},
     };
     return all;
 }
