@@ -347,13 +347,30 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
         resolve_at(i, first_pending);
     }
     windows_.flush(freed);
-    auto poll = [&]() noexcept {
+    // Every pending window, once more: what a caller that gives up waiting
+    // gets, so a window stamped by then is never left PENDING.
+    auto pass = [&]() noexcept {
         uint32_t still = count;
         for (uint32_t i = first_pending; i < count; ++i) {
             if (out[i].state == LAPSE_DURATION_PENDING) resolve_at(i, still);
         }
         windows_.flush(freed);
         first_pending = still;
+        return first_pending == count;
+    };
+    // While waiting, a poll goes on from the first pending window and stops
+    // at the next one still pending: a stream stamps its markers in order,
+    // so windows after a pending one are most likely pending too, and a
+    // poll (one per wake-up) costs one record check, not a walk over every
+    // pending window. Each window is taken once overall.
+    auto poll = [&]() noexcept {
+        for (; first_pending < count; ++first_pending) {
+            if (out[first_pending].state != LAPSE_DURATION_PENDING) continue;
+            uint32_t still = count;
+            resolve_at(first_pending, still);
+            if (still != count) break;
+        }
+        windows_.flush(freed);
         return first_pending == count;
     };
     bool all_final = first_pending == count;
@@ -364,6 +381,7 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
                     : CompletionSignal::clock::now() +
                           std::chrono::nanoseconds(static_cast<int64_t>(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)));
         all_final = completions_.wait(poll, deadline, forever);
+        if (!all_final) all_final = pass();
     }
     if (first_error != LAPSE_OK) return first_error;
     return all_final ? LAPSE_OK : LAPSE_NOT_READY;
