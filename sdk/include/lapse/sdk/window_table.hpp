@@ -18,9 +18,7 @@
 //   * Free records sit on per-shard lock-free stacks (shard = tag, masked;
 //     a backend passes its stream as the tag), so threads on different
 //     streams do not share a free-list cache line. An empty shard takes
-//     records from the others before the table grows. (Per-CPU shards were
-//     measured too: sched_getcpu() costs ~5 ns a call here, and two threads
-//     on one stream kept their throughput with one shared list.)
+//     records from the others before the table grows.
 //   * A resolver frees records into a FreeBatch and hands the batch back
 //     with one CAS (take(..., batch), then flush): resolving a million
 //     windows costs a million record CASes, not two million.
