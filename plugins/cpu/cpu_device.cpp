@@ -13,7 +13,7 @@ namespace {
 
 using sdk::set_duration;
 
-constexpr uint32_t kMaxStreams = 64;
+constexpr uint32_t kMaxStreams = CpuDevice::max_streams;
 
 // A window's record as the resolver reads it, in the payload's own
 // encoding (see CpuWindow): end_ns 0 means its end marker never went out,
@@ -78,6 +78,8 @@ CpuDevice::CpuDevice(sdk::Host host, const Settings& settings)
         streams_.reserve(settings_.streams);
         for (uint32_t i = 0; i < settings_.streams; ++i)
             streams_.push_back(std::make_unique<WorkerStream>(i, settings_.queue_capacity, clock_, windows_, completions_, host_));
+        for (uint32_t i = 0; i < settings_.streams; ++i) workers_[i] = streams_[i].get();
+        window_streams_ = settings_.streams;
     }
 }
 
@@ -159,7 +161,7 @@ lapse_status CpuDevice::profile_start(lapse_stream stream, lapse_token& token, l
 {
     // Every uncommon case leaves through a tail call, so the common one
     // saves no register and makes no call.
-    if (stream >= settings_.streams || settings_.mode == Mode::inline_) [[unlikely]]
+    if (stream >= window_streams_) [[unlikely]]
         return refuse_start(stream, token, error);
     // One hold: the start marker, released when the worker stamps it (and
     // sets end_ns to "not stamped": a window whose end marker cannot be
@@ -167,7 +169,7 @@ lapse_status CpuDevice::profile_start(lapse_stream stream, lapse_token& token, l
     const uint64_t id = windows_.try_open(stream, 1);
     if (id == 0) [[unlikely]]
         return start_slow(stream, token, error);
-    WorkerStream& s = *streams_[stream];
+    WorkerStream& s = *workers_[stream];
     if (!s.try_mark_start(id)) [[unlikely]]
         return start_queue_slow(stream, id, token, error);
     token = lapse_token{id, stream, 0};
@@ -233,13 +235,13 @@ lapse_status CpuDevice::token_error(const char* call, lapse_token token, sdk::Wi
 lapse_status CpuDevice::profile_end(lapse_token token, uint32_t /*flags: nothing is batched here*/,
                                     lapse_error* error) noexcept
 {
-    if (settings_.mode == Mode::inline_ || token.opened_on >= settings_.streams) [[unlikely]]
+    if (token.opened_on >= window_streams_) [[unlikely]]
         return refuse_end(token, error);
     // One more hold: the end marker, released when the worker stamps it.
     const sdk::WindowCheck check = windows_.close(token.id, token.opened_on, 1);
     if (check != sdk::WindowCheck::ok) [[unlikely]]
         return token_error("profile_end", token, check, error);
-    WorkerStream& s = *streams_[token.opened_on];
+    WorkerStream& s = *workers_[token.opened_on];
     if (!s.try_mark_end(token.id)) [[unlikely]]
         return end_queue_slow(token, error);
     if (s.needs_wake()) [[unlikely]]

@@ -30,6 +30,7 @@ namespace lapse::cpu {
 class CpuDevice {
 public:
     enum class Mode { stream, inline_ };
+    static constexpr uint32_t max_streams = 64;
 
     struct Settings {
         Mode mode = Mode::stream;
@@ -78,6 +79,12 @@ private:
     CpuWindowTable windows_;
     CompletionSignal completions_;
     std::vector<std::unique_ptr<WorkerStream>> streams_;  // empty in inline mode
+    // What the window path reads, next to each other in the device: the
+    // streams that open windows (0 in inline mode, so one comparison
+    // refuses both a bad stream and inline mode), and each one's worker
+    // (one load, no vector in between).
+    uint32_t window_streams_ = 0;
+    WorkerStream* workers_[max_streams] = {};
 };
 
 }  // namespace lapse::cpu
