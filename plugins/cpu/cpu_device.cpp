@@ -382,7 +382,8 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
             forever ? CompletionSignal::clock::time_point::max()
                     : CompletionSignal::clock::now() +
                           std::chrono::nanoseconds(static_cast<int64_t>(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)));
-        all_final = completions_.wait(poll, deadline, forever);
+        auto blocked_on = [&]() noexcept { return first_pending < count ? tokens[first_pending].id : 0; };
+        all_final = completions_.wait(poll, blocked_on, deadline, forever);
         if (!all_final) all_final = pass();
     }
     if (first_error != LAPSE_OK) return first_error;

@@ -132,7 +132,7 @@ void WorkerStream::execute(const QueueEntry& entry) noexcept
         const uint32_t at_start = w.failures.load(std::memory_order_relaxed);
         if (at_start != (failures_ & kFailureCount)) w.failures.store(at_start | kWorkFailed, std::memory_order_relaxed);
         windows_.release(entry.a);
-        completions_.notify();
+        completions_.notify(entry.a);
         break;
     }
     case kFence:
