@@ -32,7 +32,8 @@ Stamps read_stamps(const CpuWindow& w) noexcept
 
 // A window taken from the table: its stamps (raw, converted here), or why
 // it has none.
-void set_taken(lapse_duration& out, const Stamps& s, const StampClock& clock) noexcept
+[[gnu::always_inline]] inline void set_taken(lapse_duration& out, const Stamps& s,
+                                             const StampClock::Conversion& clock) noexcept
 {
     if (s.end_ns == 0)
         set_duration(out, LAPSE_DURATION_NOT_MEASURED, LAPSE_OK);
@@ -308,7 +309,7 @@ lapse_status CpuDevice::resolve_one(const lapse_token& token, lapse_duration& ou
         set_duration(out, LAPSE_DURATION_FAILED, status);
         return status;
     }
-    set_taken(out, stamps, clock_);
+    set_taken(out, stamps, clock_.conversion());
     return LAPSE_OK;
 }
 
@@ -328,6 +329,7 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
     uint32_t first_pending = count;  // out[0 .. first_pending) are final
     const bool streams = settings_.mode == Mode::stream;
     if (streams) clock_.refine();
+    const StampClock::Conversion conversion = clock_.conversion();
     // The full path for out[i]: keeps the first error (its message goes
     // to `error`) and notes in `pending_from` the first duration still
     // pending.
@@ -343,7 +345,7 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
         if (streams && windows_.try_take_ready(token.id, token.opened_on,
                                                [&](const CpuWindow& w) { stamps = read_stamps(w); }, freed))
             [[likely]] {
-            set_taken(out[i], stamps, clock_);
+            set_taken(out[i], stamps, conversion);
             continue;
         }
         resolve_at(i, first_pending);

@@ -50,13 +50,28 @@ public:
         return monotonic_ns();
     }
 
-    // [any thread] A raw stamp in CLOCK_MONOTONIC ns.
-    int64_t to_ns(int64_t raw) const noexcept
+    // How raw stamps become CLOCK_MONOTONIC ns, as of now: taken once per
+    // resolve, so converting a million stamps reads no atomic and tests
+    // no source.
+    struct Conversion {
+        int64_t anchor_ns = 0;
+        int64_t anchor_ticks = 0;
+        double ns_per_tick = 1.0;
+        bool identity = true;  // CLOCK_MONOTONIC stamps
+        int64_t to_ns(int64_t raw) const noexcept
+        {
+            if (identity) return raw;
+            return anchor_ns + static_cast<int64_t>(static_cast<double>(raw - anchor_ticks) * ns_per_tick);
+        }
+    };
+    Conversion conversion() const noexcept
     {
-        if (source_ == Source::monotonic) return raw;
-        const double rate = ns_per_tick_.load(std::memory_order_relaxed);
-        return anchor_.ns + static_cast<int64_t>(static_cast<double>(raw - anchor_.ticks) * rate);
+        if (source_ == Source::monotonic) return {};
+        return {anchor_.ns, anchor_.ticks, ns_per_tick_.load(std::memory_order_relaxed), false};
     }
+
+    // [any thread] A raw stamp in CLOCK_MONOTONIC ns.
+    int64_t to_ns(int64_t raw) const noexcept { return conversion().to_ns(raw); }
 
     // [any thread] Re-measures the rate when the last measurement is older
     // than kRefineAfterNs (resolve calls it once per call: a load and a
