@@ -163,10 +163,11 @@ public:
     Id open(uint32_t tag, uint32_t holds) noexcept
     {
         uint32_t index;
-        if (!pop(shard_of(tag), index)) [[unlikely]] {
-            if (!take_elsewhere(tag, index)) return 0;
+        Record* r;
+        if (!pop(shard_of(tag), index, r)) [[unlikely]] {
+            if (!take_elsewhere(tag, index, r)) return 0;
         }
-        return open_record(index, tag, holds);
+        return open_record(*r, index, tag, holds);
     }
 
     // open() from the tag's own free list only: 0 when that list is empty
@@ -175,9 +176,10 @@ public:
     Id try_open(uint32_t tag, uint32_t holds) noexcept
     {
         uint32_t index;
-        if (!pop(shard_of(tag), index)) [[unlikely]]
+        Record* r;
+        if (!pop(shard_of(tag), index, r)) [[unlikely]]
             return 0;
-        return open_record(index, tag, holds);
+        return open_record(*r, index, tag, holds);
     }
 
     // The payload of a record the caller has a right to (see above). The id
@@ -447,9 +449,8 @@ private:
     }
 
     // A record just popped from a free list: OPEN, its id.
-    Id open_record(uint32_t index, uint32_t tag, uint32_t holds) noexcept
+    Id open_record(Record& r, uint32_t index, uint32_t tag, uint32_t holds) noexcept
     {
-        Record& r = *record(index);
         const uint32_t gen = gen_of(r.word.load(std::memory_order_relaxed));
         r.word.store(pack(gen, tag, holds, kOpen), std::memory_order_release);
         return (static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(index) + 1);
@@ -457,14 +458,14 @@ private:
 
     // open() when its own shard is empty: the other shards, then a new
     // chunk. Out of line, so that the common open saves no registers for it.
-    [[gnu::noinline]] bool take_elsewhere(uint32_t tag, uint32_t& index) noexcept
+    [[gnu::noinline]] bool take_elsewhere(uint32_t tag, uint32_t& index, Record*& popped) noexcept
     {
         const uint32_t home = shard_of(tag);
         for (;;) {
             const uint32_t seen = grown_.load(std::memory_order_acquire);
-            if (pop(home, index)) return true;
+            if (pop(home, index, popped)) return true;
             for (uint32_t i = 1; i < shard_count_; ++i)
-                if (pop((home + i) & (shard_count_ - 1), index)) return true;
+                if (pop((home + i) & (shard_count_ - 1), index, popped)) return true;
             if (!grow(home, seen)) return false;
         }
     }
@@ -544,7 +545,9 @@ private:
         std::atomic<uint64_t> head{0};
     };
 
-    bool pop(uint32_t shard, uint32_t& index) noexcept
+    // The record popped, and its index (its address saves open() computing
+    // it again).
+    bool pop(uint32_t shard, uint32_t& index, Record*& popped) noexcept
     {
         std::atomic<uint64_t>& head = shards_[shard].head;
         uint64_t h = head.load(std::memory_order_acquire);
@@ -552,10 +555,12 @@ private:
             const uint32_t top = static_cast<uint32_t>(h) - 1;
             // May read a record another thread popped meanwhile: the ABA
             // counter makes the CAS below fail in that case.
-            const uint32_t next = record(top)->next_free.load(std::memory_order_relaxed);
+            Record* r = record(top);
+            const uint32_t next = r->next_free.load(std::memory_order_relaxed);
             const uint64_t desired = (((h >> 32) + 1) << 32) | next;
             if (head.compare_exchange_weak(h, desired, std::memory_order_acquire, std::memory_order_acquire)) {
                 index = top;
+                popped = r;
                 return true;
             }
         }
