@@ -239,15 +239,22 @@ lapse_status CpuDevice::profile_end(lapse_token token, uint32_t /*flags: nothing
     if (token.opened_on >= window_streams_) [[unlikely]]
         return refuse_end(token, error);
     // One more hold: the end marker, released when the worker stamps it.
-    const sdk::WindowCheck check = windows_.close(token.id, token.opened_on, 1);
-    if (check != sdk::WindowCheck::ok) [[unlikely]]
-        return token_error("profile_end", token, check, error);
+    if (!windows_.try_close(token.id, token.opened_on, 1)) [[unlikely]]
+        return end_slow(token, error);
     WorkerStream& s = *workers_[token.opened_on];
     if (!s.try_mark_end(token.id)) [[unlikely]]
         return end_queue_slow(token, error);
     if (s.needs_wake()) [[unlikely]]
         return wake_then_ok(s);
     return LAPSE_OK;
+}
+
+lapse_status CpuDevice::end_slow(lapse_token token, lapse_error* error) noexcept
+{
+    // Not the common case: close() says why (or closes after a race).
+    const sdk::WindowCheck check = windows_.close(token.id, token.opened_on, 1);
+    if (check != sdk::WindowCheck::ok) return token_error("profile_end", token, check, error);
+    return end_queue_slow(token, error);
 }
 
 lapse_status CpuDevice::end_queue_slow(lapse_token token, lapse_error* error) noexcept

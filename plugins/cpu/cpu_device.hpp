@@ -68,6 +68,7 @@ private:
                                                     lapse_error* error) noexcept;
     [[gnu::noinline]] static lapse_status wake_then_ok(WorkerStream& stream) noexcept;
     [[gnu::noinline, gnu::cold]] lapse_status refuse_end(lapse_token token, lapse_error* error) const noexcept;
+    [[gnu::noinline]] lapse_status end_slow(lapse_token token, lapse_error* error) noexcept;
     [[gnu::noinline]] lapse_status end_queue_slow(lapse_token token, lapse_error* error) noexcept;
     [[gnu::noinline, gnu::cold]] lapse_status end_out_of_memory(lapse_token token, lapse_error* error) noexcept;
     [[gnu::noinline, gnu::cold]] lapse_status token_error(const char* call, lapse_token token, sdk::WindowCheck check,

@@ -190,18 +190,11 @@ public:
     // event or query the caller is about to queue).
     WindowCheck close(Id id, uint32_t tag, uint32_t add_holds) noexcept
     {
+        if (try_close(id, tag, add_holds)) [[likely]]
+            return WindowCheck::ok;
         Record* r = find(id);
         if (r == nullptr) return WindowCheck::unknown;
         uint64_t w = r->word.load(std::memory_order_acquire);
-        // The common case in one comparison: the live record of `id`, open
-        // on `tag`, whatever it holds (fate bits are 0 while a record lives).
-        constexpr uint64_t kHoldsMask = uint64_t{0xFF} << 8;
-        if ((w & ~kHoldsMask) == pack(generation_of(id), tag, 0, kOpen) && tag <= max_tag &&
-            holds_of(w) + add_holds <= max_holds) [[likely]] {
-            if (r->word.compare_exchange_strong(w, (w + (static_cast<uint64_t>(add_holds) << 8)) - kOpen + kClosed,
-                                                std::memory_order_acq_rel, std::memory_order_acquire))
-                return WindowCheck::ok;
-        }
         for (;;) {
             WindowCheck c = classify(id, w, tag);
             if (c != WindowCheck::ok) return c;
@@ -210,6 +203,24 @@ public:
             if (r->word.compare_exchange_weak(w, next, std::memory_order_acq_rel, std::memory_order_acquire))
                 return WindowCheck::ok;
         }
+    }
+
+    // close()'s common case alone: the live, open record of `id` on `tag`
+    // closed with one CAS. False changes nothing and says nothing (call
+    // close() for the answer): for a hot path that wants no call in its
+    // common case.
+    bool try_close(Id id, uint32_t tag, uint32_t add_holds) noexcept
+    {
+        Record* r = find(id);
+        if (r == nullptr) return false;
+        uint64_t w = r->word.load(std::memory_order_acquire);
+        // One comparison: the live record of `id`, open on `tag`, whatever
+        // it holds (fate bits are 0 while a record lives).
+        constexpr uint64_t kHoldsMask = uint64_t{0xFF} << 8;
+        return (w & ~kHoldsMask) == pack(generation_of(id), tag, 0, kOpen) && tag <= max_tag &&
+               holds_of(w) + add_holds <= max_holds &&
+               r->word.compare_exchange_strong(w, (w + (static_cast<uint64_t>(add_holds) << 8)) - kOpen + kClosed,
+                                               std::memory_order_acq_rel, std::memory_order_acquire);
     }
 
     // Drops one device reference (a marker was stamped, an event completed).
