@@ -72,7 +72,7 @@ std::unique_ptr<CpuDevice> CpuDevice::open(sdk::Host host, sdk::Config config)
 CpuDevice::CpuDevice(sdk::Host host, const Settings& settings)
     : host_(host),
       settings_(settings),
-      clock_(settings.mode == Mode::stream ? StampClock::Source::tsc : StampClock::Source::monotonic),
+      clock_(StampClock::shared()),
       windows_(settings.streams, settings.mode == Mode::stream ? settings.window_capacity : 16)
 {
     if (settings_.mode == Mode::stream) {

@@ -76,7 +76,7 @@ private:
 
     sdk::Host host_;
     Settings settings_;
-    StampClock clock_;  // what the workers stamp with; resolve converts
+    StampClock& clock_;  // what the workers stamp with (the process's one); resolve converts
     CpuWindowTable windows_;
     CompletionSignal completions_;
     std::vector<std::unique_ptr<WorkerStream>> streams_;  // empty in inline mode

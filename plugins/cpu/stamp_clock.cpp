@@ -40,6 +40,12 @@ bool StampClock::detect_tsc() noexcept
 
 StampClock::StampClock() : StampClock(detect_tsc() ? Source::tsc : Source::monotonic) {}
 
+StampClock& StampClock::shared()
+{
+    static StampClock clock;
+    return clock;
+}
+
 StampClock::StampClock(Source wanted) : source_(wanted == Source::tsc && detect_tsc() ? Source::tsc : Source::monotonic)
 {
     if (source_ == Source::monotonic) return;

@@ -5,7 +5,7 @@
 // the raw counter (rdtsc, a few ns, no vDSO call) and resolve converts it
 // to CLOCK_MONOTONIC nanoseconds. Elsewhere (no invariant TSC, another
 // clocksource, not x86) it reads CLOCK_MONOTONIC itself. Which one is
-// decided when the clock is made (at device open), so a duration's domain
+// decided when the clock is made (at the first device open), so a duration's domain
 // is LAPSE_CLOCK_HOST_MONOTONIC either way.
 //
 // Conversion: ns = anchor_ns + (ticks - anchor_ticks) * ns_per_tick, with
@@ -35,6 +35,11 @@ public:
     StampClock();
     // A chosen source (tests; the TSC is only honoured where detect_tsc()).
     explicit StampClock(Source wanted);
+
+    // [thread-safe] The process's clock, made (and calibrated) by the first
+    // device that opens in stream mode: later devices open without the
+    // calibration spin, and every resolve refines the one rate.
+    static StampClock& shared();
 
     // Whether this machine has a TSC to stamp with: invariant (CPUID
     // 0x80000007 EDX bit 8) and the kernel's clocksource.
