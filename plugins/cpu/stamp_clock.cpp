@@ -19,6 +19,12 @@ int64_t StampClock::monotonic_ns() noexcept
 
 bool StampClock::detect_tsc() noexcept
 {
+    static const bool found = look_for_tsc();  // sysfs is read once per process
+    return found;
+}
+
+bool StampClock::look_for_tsc() noexcept
+{
 #if defined(__x86_64__) || defined(__i386__)
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     if (__get_cpuid(0x80000000u, &eax, &ebx, &ecx, &edx) == 0 || eax < 0x80000007u) return false;
@@ -49,10 +55,7 @@ StampClock& StampClock::shared()
 StampClock::StampClock(Source wanted) : source_(wanted == Source::tsc && detect_tsc() ? Source::tsc : Source::monotonic)
 {
     if (source_ == Source::monotonic) return;
-    anchor_ = tight_pair();
-    while (monotonic_ns() - anchor_.ns < kFirstCalibrationNs) {
-    }
-    measure_rate(tight_pair());
+    anchor_ = tight_pair();  // the rate waits for the first refine()
 }
 
 StampClock::Pair StampClock::tight_pair() noexcept
@@ -77,14 +80,21 @@ void StampClock::measure_rate(const Pair& later) noexcept
     if (elapsed <= 0) return;
     ns_per_tick_.store(static_cast<double>(later.ns - anchor_.ns) / static_cast<double>(elapsed),
                        std::memory_order_relaxed);
-    measured_at_ns_.store(later.ns, std::memory_order_relaxed);
+    // Release: a resolver that sees the time (acquire, in refine) sees the rate.
+    measured_at_ns_.store(later.ns, std::memory_order_release);
 }
 
 void StampClock::refine() noexcept
 {
     if (source_ == Source::monotonic) return;
-    const int64_t last = measured_at_ns_.load(std::memory_order_relaxed);
-    if (monotonic_ns() - last < kRefineAfterNs) return;
+    const int64_t last = measured_at_ns_.load(std::memory_order_acquire);
+    const int64_t now = monotonic_ns();
+    if (last != 0 && now - last < kRefineAfterNs) return;
+    // The first measurement needs a baseline of kFirstCalibrationNs from
+    // the anchor: only a resolve within that of the clock's making waits
+    // for it (opening a device never does).
+    while (monotonic_ns() - anchor_.ns < kFirstCalibrationNs) {
+    }
     // Two resolvers may both measure: each stores a rate from the same
     // anchor, both good.
     measure_rate(tight_pair());

@@ -10,9 +10,9 @@
 //
 // Conversion: ns = anchor_ns + (ticks - anchor_ticks) * ns_per_tick, with
 // the anchor a tight (CLOCK_MONOTONIC, TSC) pair taken at construction and
-// the rate measured from the anchor to a later tight pair: first after a
-// short spin at construction, then again by resolve whenever the last
-// measurement is older than kRefineAfterNs. So the rate's error shrinks
+// the rate measured from the anchor to a later tight pair, by resolve: the
+// first time at least kFirstCalibrationNs after the anchor, then again
+// whenever the last measurement is older than kRefineAfterNs. So the rate's error shrinks
 // with the clock's age, and a stamp converted near the latest pair lands
 // where CLOCK_MONOTONIC (slewed by NTP or not) was at that moment.
 #pragma once
@@ -31,7 +31,8 @@ public:
     enum class Source { tsc, monotonic };
 
     // The TSC when detect_tsc() says it can be trusted, CLOCK_MONOTONIC
-    // otherwise. Spins about kFirstCalibrationNs when it uses the TSC.
+    // otherwise. Takes the anchor pair only (a microsecond): the rate is
+    // measured by the first refine().
     StampClock();
     // A chosen source (tests; the TSC is only honoured where detect_tsc()).
     explicit StampClock(Source wanted);
@@ -75,12 +76,13 @@ public:
         return {anchor_.ns, anchor_.ticks, ns_per_tick_.load(std::memory_order_relaxed), false};
     }
 
-    // [any thread] A raw stamp in CLOCK_MONOTONIC ns.
+    // [any thread] A raw stamp in CLOCK_MONOTONIC ns. Call refine() once
+    // before converting (the rate is measured there).
     int64_t to_ns(int64_t raw) const noexcept { return conversion().to_ns(raw); }
 
-    // [any thread] Re-measures the rate when the last measurement is older
-    // than kRefineAfterNs (resolve calls it once per call: a load and a
-    // compare when it is recent).
+    // [any thread] Measures the rate when it has not been measured yet or
+    // the last measurement is older than kRefineAfterNs (resolve calls it
+    // once per call: a load and a compare when it is recent).
     void refine() noexcept;
 
     static constexpr int64_t kFirstCalibrationNs = 500'000;
@@ -104,6 +106,7 @@ private:
     };
     // (CLOCK_MONOTONIC, TSC) read closest together out of a few tries.
     static Pair tight_pair() noexcept;
+    static bool look_for_tsc() noexcept;
     void measure_rate(const Pair& later) noexcept;
 
     Source source_;
