@@ -2,10 +2,13 @@
 //
 // Resolvers announce themselves in `waiters_`; a worker that stamped an end
 // marker takes the mutex and notifies only when someone waits, so the common
-// case (nobody resolving with a timeout) costs the worker one load. The
-// resolver re-polls at least every millisecond as a safety net, so even a
-// wake-up lost to a memory-model corner could only delay an answer, never
-// hang it.
+// case (nobody resolving with a timeout) costs the worker one load. A lone
+// resolver also names the window it is blocked on (`awaited_`), and the
+// worker notifies only for that one: a batch resolved right after closing
+// wakes its resolver once per window it blocks on, not once per end marker.
+// The resolver re-polls at least every millisecond as a safety net, so even
+// a wake-up lost to a memory-model corner (or to a second resolver's
+// arrival) could only delay an answer, never hang it.
 #pragma once
 
 #include <atomic>
@@ -21,10 +24,12 @@ class CompletionSignal {
 public:
     using clock = std::chrono::steady_clock;
 
-    // [worker] After a window's end marker was stamped.
-    void notify() noexcept
+    // [worker] After the end marker of window `id` was stamped.
+    void notify(uint64_t id) noexcept
     {
         if (waiters_.load(std::memory_order_seq_cst) == 0) return;
+        const uint64_t awaited = awaited_.load(std::memory_order_seq_cst);
+        if (awaited != kAnyWindow && awaited != id) return;
         {
             std::lock_guard<std::mutex> lock(mutex_);
             ++epoch_;
@@ -34,8 +39,10 @@ public:
 
     // [resolver] Calls poll() (true = done) until it says done or `deadline`
     // passes (never, when `forever`). Returns poll's last answer.
-    template <class Poll>
-    bool wait(Poll&& poll, clock::time_point deadline, bool forever)
+    // blocked_on() names the window the last poll stopped at (its end
+    // marker is what to wake for).
+    template <class Poll, class BlockedOn>
+    bool wait(Poll&& poll, BlockedOn&& blocked_on, clock::time_point deadline, bool forever)
     {
         // An end marker usually lands within microseconds of profile_end:
         // a short spin answers that without a sleep and a wake-up.
@@ -53,7 +60,18 @@ public:
         for (;;) {
             const uint64_t seen = epoch_;
             lock.unlock();
-            done = poll();
+            // The window is named before the poll that finds it pending, so
+            // a worker that stamps it after the poll looked sees the name
+            // (seq_cst store, then the poll's seq_cst load of the record;
+            // the worker's seq_cst release of the record, then its seq_cst
+            // load of awaited_). A poll that moved on to another window
+            // names that one and polls again.
+            uint64_t named = kAnyWindow;
+            do {
+                named = waiters_.load(std::memory_order_seq_cst) == 1 ? blocked_on() : kAnyWindow;
+                awaited_.store(named, std::memory_order_seq_cst);
+                done = poll();
+            } while (!done && named != kAnyWindow && blocked_on() != named);
             lock.lock();
             if (done) break;
             const clock::time_point now = clock::now();
@@ -68,7 +86,10 @@ public:
     }
 
 private:
+    static constexpr uint64_t kAnyWindow = 0;  // token ids are never 0
+
     alignas(64) std::atomic<uint32_t> waiters_{0};
+    std::atomic<uint64_t> awaited_{kAnyWindow};
     std::mutex mutex_;
     std::condition_variable cv_;
     uint64_t epoch_ = 0;  // guarded by mutex_

@@ -16,7 +16,7 @@ namespace {
 
 using sdk::set_duration;
 
-constexpr uint32_t kMaxStreams = 64;
+constexpr uint32_t kMaxStreams = CpuDevice::max_streams;
 // The first rings of all streams are allocated at open and held while the
 // device idles (a ring only grows when it is full): their sum is bounded,
 // so an in-range queue_capacity on many streams cannot pin gigabytes.
@@ -37,16 +37,18 @@ Stamps read_stamps(const CpuWindow& w) noexcept
             w.failures.load(std::memory_order_relaxed)};
 }
 
-// A window taken from the table: its stamps, or why it has none.
-void set_taken(lapse_duration& out, const Stamps& s) noexcept
+// A window taken from the table: its stamps (raw, converted here), or why
+// it has none.
+[[gnu::always_inline]] inline void set_taken(lapse_duration& out, const Stamps& s,
+                                             const StampClock::Conversion& clock) noexcept
 {
     if (s.end_ns == 0)
         set_duration(out, LAPSE_DURATION_NOT_MEASURED, LAPSE_OK);
     else if ((s.failures & kWorkFailed) != 0)
         set_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_DEVICE);
     else
-        set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE, LAPSE_CLOCK_HOST_MONOTONIC, s.start_ns,
-                     s.end_ns);
+        set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE, LAPSE_CLOCK_HOST_MONOTONIC,
+                     clock.to_ns(s.start_ns), clock.to_ns(s.end_ns));
 }
 
 }  // namespace
@@ -84,12 +86,15 @@ std::unique_ptr<CpuDevice> CpuDevice::open(sdk::Host host, sdk::Config config)
 CpuDevice::CpuDevice(sdk::Host host, const Settings& settings)
     : host_(host),
       settings_(settings),
+      clock_(StampClock::shared()),
       windows_(settings.streams, settings.mode == Mode::stream ? settings.window_capacity : 16)
 {
     if (settings_.mode == Mode::stream) {
         streams_.reserve(settings_.streams);
         for (uint32_t i = 0; i < settings_.streams; ++i)
-            streams_.push_back(std::make_unique<WorkerStream>(i, settings_.queue_capacity, windows_, completions_, host_));
+            streams_.push_back(std::make_unique<WorkerStream>(i, settings_.queue_capacity, clock_, windows_, completions_, host_));
+        for (uint32_t i = 0; i < settings_.streams; ++i) workers_[i] = streams_[i].get();
+        window_streams_ = settings_.streams;
     }
 }
 
@@ -169,30 +174,64 @@ lapse_status CpuDevice::submit(lapse_stream stream, lapse_work_fn fn, void* user
 
 lapse_status CpuDevice::profile_start(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
 {
-    if (stream >= settings_.streams) [[unlikely]]
+    // Every uncommon case leaves through a tail call, so the common one
+    // saves no register and makes no call.
+    if (stream >= window_streams_) [[unlikely]]
+        return refuse_start(stream, token, error);
+    // One hold: the start marker, released when the worker stamps it (and
+    // sets end_ns to "not stamped": a window whose end marker cannot be
+    // queued resolves NOT_MEASURED).
+    const uint64_t id = windows_.try_open(stream, 1);
+    if (id == 0) [[unlikely]]
+        return start_slow(stream, token, error);
+    WorkerStream& s = *workers_[stream];
+    if (!s.try_mark_start(id)) [[unlikely]]
+        return start_queue_slow(stream, id, token, error);
+    token = lapse_token{id, stream, 0};
+    if (s.needs_wake()) [[unlikely]]
+        return wake_then_ok(s);
+    return LAPSE_OK;
+}
+
+lapse_status CpuDevice::refuse_start(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
+{
+    if (stream >= settings_.streams)
         return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
                           "profile_start: stream %u does not exist (the device has %u)", stream, settings_.streams);
-    if (settings_.mode == Mode::inline_) {
-        token = lapse_token{0, stream, 0};
-        return LAPSE_NO_WINDOW;
-    }
-    // One hold: the start marker, released when the worker stamps it.
+    token = lapse_token{0, stream, 0};
+    return LAPSE_NO_WINDOW;  // inline mode
+}
+
+lapse_status CpuDevice::start_slow(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
+{
+    // The stream's free list was empty: the table looks further, or grows.
     const uint64_t id = windows_.open(stream, 1);
-    if (id == 0) [[unlikely]]
+    if (id == 0)
         return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory for window records",
                           stream);
-    windows_.payload(id).end_ns.store(0, std::memory_order_relaxed);  // "not stamped" until the worker does
-    if (!streams_[stream]->mark_start(id)) [[unlikely]] {
+    return start_queue_slow(stream, id, token, error);
+}
+
+lapse_status CpuDevice::start_queue_slow(lapse_stream stream, uint64_t id, lapse_token& token,
+                                         lapse_error* error) noexcept
+{
+    if (!streams_[stream]->mark_start(id)) {  // may grow the queue; wakes the worker if it must
         windows_.abandon(id, stream);
         windows_.release(id);  // the marker that never went out
-        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory growing the queue",
-                          stream);
+        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY,
+                          "profile_start: stream %u: out of memory growing the queue", stream);
     }
     token = lapse_token{id, stream, 0};
     return LAPSE_OK;
 }
 
-lapse_status CpuDevice::token_error(const char* call, const lapse_token& token, sdk::WindowCheck check,
+lapse_status CpuDevice::wake_then_ok(WorkerStream& stream) noexcept
+{
+    stream.wake();
+    return LAPSE_OK;
+}
+
+lapse_status CpuDevice::token_error(const char* call, lapse_token token, sdk::WindowCheck check,
                                     lapse_error* error) const noexcept
 {
     if (check == sdk::WindowCheck::wrong_tag) {
@@ -211,26 +250,51 @@ lapse_status CpuDevice::token_error(const char* call, const lapse_token& token, 
 lapse_status CpuDevice::profile_end(lapse_token token, uint32_t /*flags: nothing is batched here*/,
                                     lapse_error* error) noexcept
 {
-    if (settings_.mode == Mode::inline_) [[unlikely]]
+    if (token.opened_on >= window_streams_) [[unlikely]]
+        return refuse_end(token, error);
+    // One more hold: the end marker, released when the worker stamps it.
+    if (!windows_.try_close(token.id, token.opened_on, 1)) [[unlikely]]
+        return end_slow(token, error);
+    WorkerStream& s = *workers_[token.opened_on];
+    if (!s.try_mark_end(token.id)) [[unlikely]]
+        return end_queue_slow(token, error);
+    if (s.needs_wake()) [[unlikely]]
+        return wake_then_ok(s);
+    return LAPSE_OK;
+}
+
+lapse_status CpuDevice::end_slow(lapse_token token, lapse_error* error) noexcept
+{
+    // Not the common case: close() says why (or closes after a race).
+    const sdk::WindowCheck check = windows_.close(token.id, token.opened_on, 1);
+    if (check != sdk::WindowCheck::ok) return token_error("profile_end", token, check, error);
+    return end_queue_slow(token, error);
+}
+
+lapse_status CpuDevice::end_queue_slow(lapse_token token, lapse_error* error) noexcept
+{
+    if (!streams_[token.opened_on]->mark_end(token.id)) return end_out_of_memory(token, error);
+    return LAPSE_OK;
+}
+
+lapse_status CpuDevice::refuse_end(lapse_token token, lapse_error* error) const noexcept
+{
+    if (settings_.mode == Mode::inline_)
         return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN,
                           "profile_end: token %" PRIu64 ": this device runs inline and opens no windows", token.id);
-    if (token.opened_on >= settings_.streams) [[unlikely]]
-        return sdk::failf(error, LAPSE_ERROR_WRONG_STREAM,
-                          "profile_end: token %" PRIu64 " says stream %u, which does not exist (the device has %u): "
-                          "not a token of this device",
-                          token.id, token.opened_on, settings_.streams);
-    // One more hold: the end marker, released when the worker stamps it.
-    const sdk::WindowCheck check = windows_.close(token.id, token.opened_on, 1);
-    if (check != sdk::WindowCheck::ok) [[unlikely]]
-        return token_error("profile_end", token, check, error);
-    if (!streams_[token.opened_on]->mark_end(token.id)) [[unlikely]] {
-        windows_.release(token.id);  // end_ns stays 0: resolves NOT_MEASURED
-        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY,
-                          "profile_end: token %" PRIu64 ": out of memory queueing the end marker; the window is "
-                          "closed and will resolve as not measured",
-                          token.id);
-    }
-    return LAPSE_OK;
+    return sdk::failf(error, LAPSE_ERROR_WRONG_STREAM,
+                      "profile_end: token %" PRIu64 " says stream %u, which does not exist (the device has %u): "
+                      "not a token of this device",
+                      token.id, token.opened_on, settings_.streams);
+}
+
+lapse_status CpuDevice::end_out_of_memory(lapse_token token, lapse_error* error) noexcept
+{
+    windows_.release(token.id);  // end_ns stays 0 (the worker set it at the start marker): NOT_MEASURED
+    return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY,
+                      "profile_end: token %" PRIu64 ": out of memory queueing the end marker; the window is "
+                      "closed and will resolve as not measured",
+                      token.id);
 }
 
 void CpuDevice::profile_abandon(lapse_token token) noexcept
@@ -266,7 +330,7 @@ lapse_status CpuDevice::resolve_one(const lapse_token& token, lapse_duration& ou
         set_duration(out, LAPSE_DURATION_FAILED, status);
         return status;
     }
-    set_taken(out, stamps);
+    set_taken(out, stamps, clock_.conversion());
     return LAPSE_OK;
 }
 
@@ -285,6 +349,8 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
     lapse_status first_error = LAPSE_OK;
     uint32_t first_pending = count;  // out[0 .. first_pending) are final
     const bool streams = settings_.mode == Mode::stream;
+    if (streams) clock_.refine();
+    const StampClock::Conversion conversion = clock_.conversion();
     // The full path for out[i]: keeps the first error (its message goes
     // to `error`) and notes in `pending_from` the first duration still
     // pending.
@@ -300,19 +366,36 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
         if (streams && windows_.try_take_ready(token.id, token.opened_on,
                                                [&](const CpuWindow& w) { stamps = read_stamps(w); }, freed))
             [[likely]] {
-            set_taken(out[i], stamps);
+            set_taken(out[i], stamps, conversion);
             continue;
         }
         resolve_at(i, first_pending);
     }
     windows_.flush(freed);
-    auto poll = [&]() noexcept {
+    // Every pending window, once more: what a caller that gives up waiting
+    // gets, so a window stamped by then is never left PENDING.
+    auto pass = [&]() noexcept {
         uint32_t still = count;
         for (uint32_t i = first_pending; i < count; ++i) {
             if (out[i].state == LAPSE_DURATION_PENDING) resolve_at(i, still);
         }
         windows_.flush(freed);
         first_pending = still;
+        return first_pending == count;
+    };
+    // While waiting, a poll goes on from the first pending window and stops
+    // at the next one still pending: a stream stamps its markers in order,
+    // so windows after a pending one are most likely pending too, and a
+    // poll (one per wake-up) costs one record check, not a walk over every
+    // pending window. Each window is taken once overall.
+    auto poll = [&]() noexcept {
+        for (; first_pending < count; ++first_pending) {
+            if (out[first_pending].state != LAPSE_DURATION_PENDING) continue;
+            uint32_t still = count;
+            resolve_at(first_pending, still);
+            if (still != count) break;
+        }
+        windows_.flush(freed);
         return first_pending == count;
     };
     bool all_final = first_pending == count;
@@ -322,7 +405,9 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
             forever ? CompletionSignal::clock::time_point::max()
                     : CompletionSignal::clock::now() +
                           std::chrono::nanoseconds(static_cast<int64_t>(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)));
-        all_final = completions_.wait(poll, deadline, forever);
+        auto blocked_on = [&]() noexcept { return first_pending < count ? tokens[first_pending].id : 0; };
+        all_final = completions_.wait(poll, blocked_on, deadline, forever);
+        if (!all_final) all_final = pass();
     }
     if (first_error != LAPSE_OK) return first_error;
     return all_final ? LAPSE_OK : LAPSE_NOT_READY;

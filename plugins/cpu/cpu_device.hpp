@@ -17,6 +17,7 @@
 
 #include "completion_signal.hpp"
 #include "cpu_window.hpp"
+#include "stamp_clock.hpp"
 #include "worker_stream.hpp"
 
 #include <lapse/lapse.h>
@@ -30,6 +31,7 @@ namespace lapse::cpu {
 class CpuDevice {
 public:
     enum class Mode { stream, inline_ };
+    static constexpr uint32_t max_streams = 64;
 
     struct Settings {
         Mode mode = Mode::stream;
@@ -58,14 +60,33 @@ private:
     // error status for an invalid token, LAPSE_OK otherwise.
     lapse_status resolve_one(const lapse_token& token, lapse_duration& out, CpuWindowTable::FreeBatch& freed,
                              lapse_error* error) noexcept;
-    lapse_status token_error(const char* call, const lapse_token& token, sdk::WindowCheck check,
-                             lapse_error* error) const noexcept;
+    // The cold halves of profile_start / profile_end, out of line (and
+    // reached by tail calls) so that the hot halves save no registers.
+    [[gnu::noinline, gnu::cold]] lapse_status refuse_start(lapse_stream stream, lapse_token& token,
+                                                           lapse_error* error) noexcept;
+    [[gnu::noinline]] lapse_status start_slow(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept;
+    [[gnu::noinline]] lapse_status start_queue_slow(lapse_stream stream, uint64_t id, lapse_token& token,
+                                                    lapse_error* error) noexcept;
+    [[gnu::noinline]] static lapse_status wake_then_ok(WorkerStream& stream) noexcept;
+    [[gnu::noinline, gnu::cold]] lapse_status refuse_end(lapse_token token, lapse_error* error) const noexcept;
+    [[gnu::noinline]] lapse_status end_slow(lapse_token token, lapse_error* error) noexcept;
+    [[gnu::noinline]] lapse_status end_queue_slow(lapse_token token, lapse_error* error) noexcept;
+    [[gnu::noinline, gnu::cold]] lapse_status end_out_of_memory(lapse_token token, lapse_error* error) noexcept;
+    [[gnu::noinline, gnu::cold]] lapse_status token_error(const char* call, lapse_token token, sdk::WindowCheck check,
+                                                          lapse_error* error) const noexcept;
 
     sdk::Host host_;
     Settings settings_;
+    StampClock& clock_;  // what the workers stamp with (the process's one); resolve converts
     CpuWindowTable windows_;
     CompletionSignal completions_;
     std::vector<std::unique_ptr<WorkerStream>> streams_;  // empty in inline mode
+    // What the window path reads, next to each other in the device: the
+    // streams that open windows (0 in inline mode, so one comparison
+    // refuses both a bad stream and inline mode), and each one's worker
+    // (one load, no vector in between).
+    uint32_t window_streams_ = 0;
+    WorkerStream* workers_[max_streams] = {};
 };
 
 }  // namespace lapse::cpu

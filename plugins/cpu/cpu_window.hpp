@@ -19,8 +19,9 @@
 namespace lapse::cpu {
 
 struct CpuWindow {
-    std::atomic<int64_t> start_ns{0};  // CLOCK_MONOTONIC when the worker reached the start marker
-    // ... and the end marker; 0 until then. profile_start sets it to 0, so a
+    std::atomic<int64_t> start_ns{0};  // the raw StampClock reading when the worker reached the start marker
+    // ... and the end marker; 0 until then. The worker sets it to 0 at the
+    // start marker (before releasing its hold, so before any take), so a
     // window whose end marker could not be queued (out of memory) resolves
     // with end_ns == 0: NOT_MEASURED.
     std::atomic<int64_t> end_ns{0};

@@ -57,7 +57,7 @@ MpscQueue::Push MpscQueue::try_push(Segment& s, const QueueEntry& entry, uint64_
     }
 }
 
-bool MpscQueue::push(const QueueEntry& entry) noexcept
+bool MpscQueue::push_slow(const QueueEntry& entry) noexcept
 {
     Segment* s = tail_.load(std::memory_order_acquire);
     for (;;) {

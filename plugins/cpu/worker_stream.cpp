@@ -39,9 +39,9 @@ thread_local const WorkerStream* t_current_stream = nullptr;
 
 bool WorkerStream::is_current_thread() const noexcept { return t_current_stream == this; }
 
-WorkerStream::WorkerStream(uint32_t index, std::size_t queue_capacity, CpuWindowTable& windows,
-                           CompletionSignal& completions, sdk::Host host)
-    : index_(index), windows_(windows), completions_(completions), host_(host), queue_(queue_capacity)
+WorkerStream::WorkerStream(uint32_t index, std::size_t queue_capacity, const StampClock& clock,
+                           CpuWindowTable& windows, CompletionSignal& completions, sdk::Host host)
+    : index_(index), clock_(clock), windows_(windows), completions_(completions), host_(host), queue_(queue_capacity)
 {
     thread_ = std::thread([this] { run(); });
     char name[16];
@@ -120,18 +120,19 @@ void WorkerStream::execute(const QueueEntry& entry) noexcept
     case kStart: {
         CpuWindow& w = windows_.payload(entry.a);
         w.failures.store(failures_ & kFailureCount, std::memory_order_relaxed);
-        w.start_ns.store(sdk::monotonic_ns(), std::memory_order_relaxed);
+        w.end_ns.store(0, std::memory_order_relaxed);  // "not stamped", until the end marker is
+        w.start_ns.store(clock_.now(), std::memory_order_relaxed);
         windows_.release(entry.a);
         break;
     }
     case kEnd: {
-        const int64_t now = sdk::monotonic_ns();
+        const int64_t now = clock_.now();
         CpuWindow& w = windows_.payload(entry.a);
         w.end_ns.store(now, std::memory_order_relaxed);
         const uint32_t at_start = w.failures.load(std::memory_order_relaxed);
         if (at_start != (failures_ & kFailureCount)) w.failures.store(at_start | kWorkFailed, std::memory_order_relaxed);
         windows_.release(entry.a);
-        completions_.notify();
+        completions_.notify(entry.a);
         break;
     }
     case kFence:

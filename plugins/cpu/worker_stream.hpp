@@ -1,8 +1,8 @@
 // cpu plugin — one stream: a worker thread draining an in-order queue.
 //
 // The queue carries work, window markers and sync fences in the order they
-// were pushed. The worker runs work, stamps each marker with CLOCK_MONOTONIC
-// when it reaches it (so the caller of profile_start / profile_end never
+// were pushed. The worker runs work, stamps each marker (StampClock: the TSC, or
+// CLOCK_MONOTONIC) when it reaches it (so the caller of profile_start / profile_end never
 // waits and never reads a clock), and signals fences.
 //
 // Idle policy: after the queue runs dry the worker spins a little (a burst
@@ -14,6 +14,7 @@
 #include "completion_signal.hpp"
 #include "cpu_window.hpp"
 #include "mpsc_queue.hpp"
+#include "stamp_clock.hpp"
 #include "sync_fence.hpp"
 
 #include <lapse/lapse.h>
@@ -29,7 +30,7 @@ namespace lapse::cpu {
 class WorkerStream {
 public:
     // Starts the worker thread. Throws when the thread cannot start.
-    WorkerStream(uint32_t index, std::size_t queue_capacity, CpuWindowTable& windows, CompletionSignal& completions,
+    WorkerStream(uint32_t index, std::size_t queue_capacity, const StampClock& clock, CpuWindowTable& windows, CompletionSignal& completions,
                  sdk::Host host);
     // Runs everything still queued, then joins.
     ~WorkerStream();
@@ -38,10 +39,24 @@ public:
 
     // [thread-safe] Each returns false only when the queue could not grow
     // (out of memory); then nothing was queued.
-    bool submit(lapse_work_fn fn, void* user) noexcept { return push({kWork, reinterpret_cast<uint64_t>(fn), reinterpret_cast<uint64_t>(user)}); }
-    bool mark_start(uint64_t id) noexcept { return push({kStart, id, 0}); }
-    bool mark_end(uint64_t id) noexcept { return push({kEnd, id, 0}); }
-    bool fence(SyncFence& fence) noexcept { return push({kFence, reinterpret_cast<uint64_t>(&fence), 0}); }
+    bool submit(lapse_work_fn fn, void* user) noexcept
+    {
+        return push(kWork, reinterpret_cast<uint64_t>(fn), reinterpret_cast<uint64_t>(user));
+    }
+    bool mark_start(uint64_t id) noexcept { return push(kStart, id, 0); }
+    bool mark_end(uint64_t id) noexcept { return push(kEnd, id, 0); }
+
+    // [thread-safe] The window path's common case, split so that its caller
+    // makes no call unless it must: try_mark_* queues the marker when the
+    // ring has room (false: nothing queued, use mark_*), and needs_wake()
+    // says whether the worker announced it sleeps (then wake() it).
+    bool try_mark_start(uint64_t id) noexcept { return queue_.try_push(kStart, id, 0); }
+    bool try_mark_end(uint64_t id) noexcept { return queue_.try_push(kEnd, id, 0); }
+    // seq_cst like the claim inside the push, so either the worker saw the
+    // claim before it slept, or this sees it sleeping.
+    bool needs_wake() const noexcept { return sleeping_.load(std::memory_order_seq_cst) != 0; }
+    void wake() noexcept;
+    bool fence(SyncFence& fence) noexcept { return push(kFence, reinterpret_cast<uint64_t>(&fence), 0); }
 
     // Cells the queue holds (memory accounting).
     std::size_t queue_cells() const noexcept { return queue_.cells_allocated(); }
@@ -53,19 +68,18 @@ public:
 private:
     enum : uint64_t { kWork = 1, kStart = 2, kEnd = 3, kFence = 4 };
 
-    bool push(const QueueEntry& entry) noexcept
+    bool push(uint64_t kind, uint64_t a, uint64_t b) noexcept
     {
-        if (!queue_.push(entry)) return false;
-        // The claim inside push is seq_cst, and so is this load: either the
-        // worker saw the claim before it slept, or we see it sleeping.
-        if (sleeping_.load(std::memory_order_seq_cst) != 0) wake();
+        if (!queue_.push(kind, a, b)) [[unlikely]]
+            return false;
+        if (needs_wake()) wake();
         return true;
     }
-    void wake() noexcept;
     void run() noexcept;
     void execute(const QueueEntry& entry) noexcept;
 
     const uint32_t index_;
+    const StampClock& clock_;
     CpuWindowTable& windows_;
     CompletionSignal& completions_;
     sdk::Host host_;

@@ -113,7 +113,7 @@ void add_memory(Context& ctx, std::vector<FigureSpec>& figures)
     FigureSpec b = f;
     b.figure.key = "burst_bytes_per_pending_window";
     b.figure.title = "heap per pending window, opened in one burst (queue growth included)";
-    b.figure.target = Target::report;
+    b.figure.limit = 40;
     b.subject = "memory.pending_burst";
     figures.push_back(b);
 }

@@ -4,6 +4,11 @@
 // of the same 1,000,000 durations, 40 bytes apart, as a caller that kept
 // the stamps itself would read them. The out array is set up once (its
 // struct_size fields) and reused, as a caller resolving every frame does.
+//
+// And a batch resolved straight after its last profile_end (resolve does
+// the waiting for the worker) against the same batch synced, then resolved:
+// the timed part of both starts after the last profile_end, so the cost of
+// resolve's own wait (polling, wake-ups) is what the ratio shows.
 #include "internal.hpp"
 
 namespace lapse::bench::detail {
@@ -27,6 +32,34 @@ void resolve_big(benchmark::State& st, Context& ctx)
         }
         const auto t0 = Clock::now();
         const bool ok = resolve_all(dev, ctx.big_tokens.data(), ctx.big_out.data(), n, message);
+        const auto t1 = Clock::now();
+        if (!ok) {
+            st.SkipWithError(message.c_str());
+            return;
+        }
+        st.SetIterationTime(seconds_between(t0, t1));
+    }
+    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
+}
+
+void resolve_batch(benchmark::State& st, Context& ctx, bool sync_first)
+{
+    const Device& dev = ctx.subject;
+    const uint32_t n = ctx.batch;
+    std::vector<lapse_token> tokens(n);
+    std::vector<lapse_duration> out = duration_array(n);
+    std::string message;
+    for (auto _ : st) {
+        if (!open_close(dev, 0, tokens.data(), n, message)) {
+            st.SkipWithError(message.c_str());
+            return;
+        }
+        const auto t0 = Clock::now();
+        if (sync_first && dev.plugin().sync(dev.handle(), 0, nullptr) != LAPSE_OK) {
+            st.SkipWithError("sync failed");
+            return;
+        }
+        const bool ok = resolve_all(dev, tokens.data(), out.data(), n, message);
         const auto t1 = Clock::now();
         if (!ok) {
             st.SkipWithError(message.c_str());
@@ -63,6 +96,26 @@ void add_resolve(Context& ctx, std::vector<FigureSpec>& figures)
     add("resolve.resolve_all", [&ctx](benchmark::State& st) { resolve_big(st, ctx); })
         ->UseManualTime()
         ->Iterations(iterations);
+
+    add("resolve.after_close", [&ctx](benchmark::State& st) { resolve_batch(st, ctx, false); })
+        ->UseManualTime()
+        ->MinTime(ctx.min_time);
+    add("resolve.sync_then_resolve", [&ctx](benchmark::State& st) { resolve_batch(st, ctx, true); })
+        ->UseManualTime()
+        ->MinTime(ctx.min_time);
+    {
+        FigureSpec f;
+        f.figure.key = "resolve_after_close_vs_sync_then_resolve";
+        f.figure.title = "resolve " + std::to_string(ctx.batch) + " windows straight after closing them";
+        f.figure.baseline = "sync, then resolve";
+        f.figure.unit = "x";
+        f.figure.target = Target::at_most;
+        f.figure.limit = 1.3;
+        f.subject = "resolve.after_close";
+        f.baseline = "resolve.sync_then_resolve";
+        f.ops_per_iteration = ctx.batch;
+        figures.push_back(f);
+    }
 
     FigureSpec f;
     f.figure.key = "resolve_vs_read_stamps";

@@ -11,6 +11,11 @@
 
 #include <lapse/sdk/error.hpp>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define LAPSE_BENCH_HAS_RDTSC 1
+#endif
+
 namespace lapse::bench::detail {
 
 namespace {
@@ -30,6 +35,30 @@ void two_clock_reads(benchmark::State& st, const Context& ctx)
         st.SetIterationTime(seconds_between(t0, t1));
     }
     st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
+}
+
+// Two reads of the TSC: the floor of a window that stamps on the caller's
+// thread with the cheapest clock there is (what Tracy's zones read).
+void two_rdtsc(benchmark::State& st, const Context& ctx)
+{
+#if LAPSE_BENCH_HAS_RDTSC
+    const uint32_t n = ctx.batch;
+    for (auto _ : st) {
+        const auto t0 = Clock::now();
+        for (uint32_t i = 0; i < n; ++i) {
+            uint64_t a = __rdtsc();
+            uint64_t b = __rdtsc();
+            benchmark::DoNotOptimize(a);
+            benchmark::DoNotOptimize(b);
+        }
+        const auto t1 = Clock::now();
+        st.SetIterationTime(seconds_between(t0, t1));
+    }
+    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
+#else
+    (void)ctx;
+    st.SkipWithError("no rdtsc on this architecture");
+#endif
 }
 
 void c_abi_windows(benchmark::State& st, const Device& dev, uint32_t batch)
@@ -97,6 +126,7 @@ void add_window(Context& ctx, std::vector<FigureSpec>& figures)
 
     manual(add("window.two_clock_reads", [&ctx](benchmark::State& st) { two_clock_reads(st, ctx); }));
     manual(add("window.c_abi", [&ctx](benchmark::State& st) { c_abi_windows(st, ctx.subject, ctx.batch); }));
+    manual(add("window.two_rdtsc", [&ctx](benchmark::State& st) { two_rdtsc(st, ctx); }));
     manual(add("window.cpp_api", [&ctx](benchmark::State& st) { cpp_api_windows(st, ctx.subject, ctx.batch); }));
     manual(add("window.c_abi_b", [&ctx](benchmark::State& st) { c_abi_windows(st, ctx.subject, ctx.batch); }));
     if (ctx.forward1) {
@@ -123,6 +153,22 @@ void add_window(Context& ctx, std::vector<FigureSpec>& figures)
         f.subject = "window.c_abi";
         f.baseline = "window.two_clock_reads";
         f.ops_per_iteration = ctx.batch;
+        figures.push_back(f);
+    }
+    {
+        FigureSpec f;
+        f.figure.key = ctx.plugin + "_window_vs_two_rdtsc";
+        f.figure.title = ctx.plugin + " window start+end, C ABI, no resolve";
+        f.figure.baseline = "2x rdtsc";
+        f.figure.unit = "x";
+        f.figure.target = cpu ? Target::at_most : Target::report;
+        f.figure.limit = 1.2;
+        f.subject = "window.c_abi";
+        f.baseline = "window.two_rdtsc";
+        f.ops_per_iteration = ctx.batch;
+#if !LAPSE_BENCH_HAS_RDTSC
+        f.unavailable = "no rdtsc on this architecture";
+#endif
         figures.push_back(f);
     }
     {

@@ -18,9 +18,7 @@
 //   * Free records sit on per-shard lock-free stacks (shard = tag, masked;
 //     a backend passes its stream as the tag), so threads on different
 //     streams do not share a free-list cache line. An empty shard takes
-//     records from the others before the table grows. (Per-CPU shards were
-//     measured too: sched_getcpu() costs ~5 ns a call here, and two threads
-//     on one stream kept their throughput with one shared list.)
+//     records from the others before the table grows.
 //   * A resolver frees records into a FreeBatch and hands the batch back
 //     with one CAS (take(..., batch), then flush): resolving a million
 //     windows costs a million record CASes, not two million.
@@ -165,19 +163,23 @@ public:
     Id open(uint32_t tag, uint32_t holds) noexcept
     {
         uint32_t index;
-        const uint32_t home = shard_of(tag);
-        for (;;) {
-            const uint32_t seen = grown_.load(std::memory_order_acquire);
-            if (pop(home, index)) break;
-            bool found = false;
-            for (uint32_t i = 1; i < shard_count_ && !found; ++i) found = pop((home + i) & (shard_count_ - 1), index);
-            if (found) break;
-            if (!grow(home, seen)) return 0;
+        Record* r;
+        if (!pop(shard_of(tag), index, r)) [[unlikely]] {
+            if (!take_elsewhere(tag, index, r)) return 0;
         }
-        Record& r = *record(index);
-        const uint32_t gen = gen_of(r.word.load(std::memory_order_relaxed));
-        r.word.store(pack(gen, tag, holds, kOpen), std::memory_order_release);
-        return (static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(index) + 1);
+        return open_record(*r, index, tag, holds);
+    }
+
+    // open() from the tag's own free list only: 0 when that list is empty
+    // (then call open(), which looks further). For a hot path that wants
+    // no call and no saved register in its common case.
+    Id try_open(uint32_t tag, uint32_t holds) noexcept
+    {
+        uint32_t index;
+        Record* r;
+        if (!pop(shard_of(tag), index, r)) [[unlikely]]
+            return 0;
+        return open_record(*r, index, tag, holds);
     }
 
     // The payload of a record the caller has a right to (see above). The id
@@ -188,6 +190,8 @@ public:
     // event or query the caller is about to queue).
     WindowCheck close(Id id, uint32_t tag, uint32_t add_holds) noexcept
     {
+        if (try_close(id, tag, add_holds)) [[likely]]
+            return WindowCheck::ok;
         Record* r = find(id);
         if (r == nullptr) return WindowCheck::unknown;
         uint64_t w = r->word.load(std::memory_order_acquire);
@@ -199,6 +203,24 @@ public:
             if (r->word.compare_exchange_weak(w, next, std::memory_order_acq_rel, std::memory_order_acquire))
                 return WindowCheck::ok;
         }
+    }
+
+    // close()'s common case alone: the live, open record of `id` on `tag`
+    // closed with one CAS. False changes nothing and says nothing (call
+    // close() for the answer): for a hot path that wants no call in its
+    // common case.
+    bool try_close(Id id, uint32_t tag, uint32_t add_holds) noexcept
+    {
+        Record* r = find(id);
+        if (r == nullptr) return false;
+        uint64_t w = r->word.load(std::memory_order_acquire);
+        // One comparison: the live record of `id`, open on `tag`, whatever
+        // it holds (fate bits are 0 while a record lives).
+        constexpr uint64_t kHoldsMask = uint64_t{0xFF} << 8;
+        return (w & ~kHoldsMask) == pack(generation_of(id), tag, 0, kOpen) && tag <= max_tag &&
+               holds_of(w) + add_holds <= max_holds &&
+               r->word.compare_exchange_strong(w, (w + (static_cast<uint64_t>(add_holds) << 8)) - kOpen + kClosed,
+                                               std::memory_order_acq_rel, std::memory_order_acquire);
     }
 
     // Drops one device reference (a marker was stamped, an event completed).
@@ -437,10 +459,42 @@ private:
         }
     }
 
+    // A record just popped from a free list: OPEN, its id.
+    Id open_record(Record& r, uint32_t index, uint32_t tag, uint32_t holds) noexcept
+    {
+        const uint32_t gen = gen_of(r.word.load(std::memory_order_relaxed));
+        r.word.store(pack(gen, tag, holds, kOpen), std::memory_order_release);
+        return (static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(index) + 1);
+    }
+
+    // open() when its own shard is empty: the other shards, then a new
+    // chunk. Out of line, so that the common open saves no registers for it.
+    [[gnu::noinline]] bool take_elsewhere(uint32_t tag, uint32_t& index, Record*& popped) noexcept
+    {
+        const uint32_t home = shard_of(tag);
+        for (;;) {
+            const uint32_t seen = grown_.load(std::memory_order_acquire);
+            if (pop(home, index, popped)) return true;
+            for (uint32_t i = 1; i < shard_count_; ++i)
+                if (pop((home + i) & (shard_count_ - 1), index, popped)) return true;
+            if (!grow(home, seen)) return false;
+        }
+    }
+
     // --- chunks --------------------------------------------------------------
 
     // Chunk k covers indices [B(2^k - 1), B(2^(k+1) - 1)) with B = first_chunk.
     Record* record(uint32_t index) const noexcept
+    {
+        // The first chunk (the records a table is sized with) is where
+        // nearly every window lives: one load, no chunk arithmetic. It
+        // always exists (the constructor allocates it).
+        if ((index >> chunk_shift_) == 0) [[likely]]
+            return chunks_[0].load(std::memory_order_relaxed) + index;
+        return record_in_later_chunk(index);
+    }
+
+    Record* record_in_later_chunk(uint32_t index) const noexcept
     {
         const uint64_t j = (static_cast<uint64_t>(index) >> chunk_shift_) + 1;
         const uint32_t k = 63u - static_cast<uint32_t>(std::countl_zero(j));
@@ -502,7 +556,9 @@ private:
         std::atomic<uint64_t> head{0};
     };
 
-    bool pop(uint32_t shard, uint32_t& index) noexcept
+    // The record popped, and its index (its address saves open() computing
+    // it again).
+    bool pop(uint32_t shard, uint32_t& index, Record*& popped) noexcept
     {
         std::atomic<uint64_t>& head = shards_[shard].head;
         uint64_t h = head.load(std::memory_order_acquire);
@@ -510,10 +566,12 @@ private:
             const uint32_t top = static_cast<uint32_t>(h) - 1;
             // May read a record another thread popped meanwhile: the ABA
             // counter makes the CAS below fail in that case.
-            const uint32_t next = record(top)->next_free.load(std::memory_order_relaxed);
+            Record* r = record(top);
+            const uint32_t next = r->next_free.load(std::memory_order_relaxed);
             const uint64_t desired = (((h >> 32) + 1) << 32) | next;
             if (head.compare_exchange_weak(h, desired, std::memory_order_acquire, std::memory_order_acquire)) {
                 index = top;
+                popped = r;
                 return true;
             }
         }
