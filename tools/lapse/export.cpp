@@ -1,9 +1,9 @@
-// lapse export SESSION --format chrome -o FILE: a session as a trace that
-// Perfetto (ui.perfetto.dev) and chrome://tracing open.
-#include "chrome_trace.hpp"
+// lapse export INPUT... --format NAME -o FILE: recorded windows as a trace
+// that Perfetto (ui.perfetto.dev) and chrome://tracing open. The formats
+// are a registry (export/export_format.hpp), one file each.
+#include "export/export_format.hpp"
 
 #include "commands.hpp"
-#include <lapse/core.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -17,50 +17,66 @@ namespace lapse::cli {
 void add_export_command(CLI::App& app)
 {
     struct Options {
-        std::string session;
+        std::vector<std::string> inputs;
         std::string format = "chrome";
         std::string output;
     };
     auto opt = std::make_shared<Options>();
-    CLI::App* cmd = app.add_subcommand("export", "Write a recorded session as a trace for Perfetto / chrome://tracing");
-    cmd->footer(R"HELP(One track per thread (system-time windows) and per stream (device windows);
+    CLI::App* cmd = app.add_subcommand("export", "Write recorded sessions as a trace for Perfetto / chrome://tracing");
+    std::string formats_help = "Formats:\n";
+    std::vector<std::string> names;
+    for (const ExportFormat& f : export_formats()) {
+        formats_help += "  " + std::string(f.name) + std::string(10 - f.name.size(), ' ') + std::string(f.summary) + "\n";
+        names.emplace_back(f.name);
+    }
+    cmd->footer(formats_help + R"HELP(
+One track per thread (system-time windows) and per stream (device windows);
 nested windows become nested slices. Device windows whose stamps are on the
-host clock share the host timeline; windows on a device's own clock get
-their own process, marked as not aligned with the host. Windows overlapping
-without nesting go to an extra "(overlap N)" lane. Windows that were not
-measured or failed have no interval and are left out (counted on stderr).
+host clock share the host timeline; windows on a device's own clock are
+marked as not aligned with the host. Windows overlapping without nesting go
+to an extra "(overlap N)" track. Windows that were not measured or failed
+have no interval and are left out (counted on stderr).
 
 Examples:
   lapse export run.lapse --format chrome -o trace.json
+  lapse export base.lapse new.lapse --format perfetto -o both.pftrace
   lapse export run.lapse -o -            # to stdout
-  then open trace.json in https://ui.perfetto.dev or chrome://tracing)HELP");
-    cmd->add_option("SESSION", opt->session, "A session file (lapse run --session FILE)")->required();
-    cmd->add_option("--format,-f", opt->format, "Output format")->check(CLI::IsMember({"chrome"}))->capture_default_str();
+  then open the file in https://ui.perfetto.dev or chrome://tracing)HELP");
+    cmd->add_option("INPUT", opt->inputs, "Session files (lapse run --session FILE)")->required();
+    cmd->add_option("--format,-f", opt->format, "Output format")->check(CLI::IsMember(names))->capture_default_str();
     cmd->add_option("--output,-o", opt->output, "Output file, or - for stdout")->required();
     cmd->callback([opt] {
-        Session session;
-        try {
-            session = Session::load(opt->session);
-        } catch (const std::exception& e) {
-            std::cerr << "lapse export: " << e.what() << '\n';
+        const ExportFormat& format = *find_export_format(opt->format);
+        if (opt->inputs.size() > 1 && !format.several_inputs) {
+            std::cerr << "lapse export: --format " << format.name << " holds one input, " << opt->inputs.size()
+                      << " given (--format perfetto holds several)\n";
             throw CLI::RuntimeError(exit_usage);
         }
-        ChromeTraceStats stats;
-        const std::string text = chrome_trace(session, stats).dump(1) + "\n";
-        if (opt->output == "-") {
-            std::cout << text;
-        } else {
-            std::ofstream out(opt->output, std::ios::binary | std::ios::trunc);
-            if (out) out << text;
-            out.flush();
-            if (!out) {
+        std::ofstream file;
+        if (opt->output != "-") {
+            file.open(opt->output, std::ios::binary | std::ios::trunc);
+            if (!file) {
                 std::cerr << "lapse export: cannot write " << opt->output << ": " << std::strerror(errno) << '\n';
                 throw CLI::RuntimeError(exit_usage);
             }
         }
-        if (stats.not_measured + stats.failed > 0)
-            std::cerr << "lapse export: left out " << stats.not_measured << " window(s) not measured and "
-                      << stats.failed << " failed (no interval to draw)\n";
+        std::ostream& out = opt->output == "-" ? std::cout : file;
+        ExportCounts counts;
+        try {
+            auto source = open_record_source(opt->inputs);
+            format.write(*source, out, counts);
+        } catch (const std::exception& e) {
+            std::cerr << "lapse export: " << e.what() << '\n';
+            throw CLI::RuntimeError(exit_usage);
+        }
+        out.flush();
+        if (!out) {
+            std::cerr << "lapse export: cannot write " << opt->output << ": " << std::strerror(errno) << '\n';
+            throw CLI::RuntimeError(exit_usage);
+        }
+        if (counts.not_measured + counts.failed > 0)
+            std::cerr << "lapse export: left out " << counts.not_measured << " window(s) not measured and "
+                      << counts.failed << " failed (no interval to draw)\n";
     });
 }
 
