@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <iostream>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -250,4 +252,50 @@ TEST_CASE("perfetto export: protoc --decode_raw accepts it, and it is at most a 
     std::ofstream(file.path(), std::ios::binary) << perfetto;
     const std::string cmd = "protoc --decode_raw < '" + file.str() + "' > /dev/null";
     CHECK(std::system(cmd.c_str()) == 0);
+}
+
+// Figures for docs/performance.md (hidden: `tools_view_tests "[.perf]"`).
+TEST_CASE("perfetto export: speed on a million windows", "[.perf]")
+{
+    std::mt19937_64 rng(3);
+    Session session;
+    for (Stream s = 0; s < 4; ++s)
+        add_serial_windows(session, rng, "kernel_" + std::to_string(s), s, 250'000, 20'000, 2'000, 43'200'000'000'000);
+    TempFile in("big.lapse");
+    session.save(in.path());
+    auto source = cli::open_record_source({in.str()});
+    // Loading the archive is the session format's cost, not the exporter's.
+    REQUIRE(source->next_input());
+    std::vector<WindowRecord> records;
+    WindowRecord w;
+    while (source->next_record(w)) records.push_back(w);
+    struct Replay final : cli::RecordSource {
+        std::vector<WindowRecord>* records;
+        std::size_t next = 0;
+        bool entered = false;
+        cli::InputInfo info_;
+        std::size_t input_count() const override { return 1; }
+        std::optional<std::size_t> next_input() override
+        {
+            if (entered) return std::nullopt;
+            entered = true;
+            return 0;
+        }
+        const cli::InputInfo& info() const override { return info_; }
+        bool next_record(WindowRecord& out) override
+        {
+            if (next == records->size()) return false;
+            out = (*records)[next++];
+            return true;
+        }
+    } replay;
+    replay.records = &records;
+    std::ostringstream out;
+    ExportCounts counts;
+    const auto t0 = std::chrono::steady_clock::now();
+    cli::write_perfetto_export(replay, out, counts);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << "perfetto export: " << counts.written << " windows in " << s << " s = " << counts.written / s
+              << " windows/s, " << out.str().size() / static_cast<double>(counts.written) << " bytes/window\n";
+    CHECK(counts.written == 1'000'000);
 }

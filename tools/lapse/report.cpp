@@ -3,6 +3,7 @@
 // Measured windows feed the statistics; windows that were not measured or
 // failed are counted in their own columns and never averaged in as zero (a
 // failed run must not read as a fast one).
+#include "html_report.hpp"
 #include "statistics.hpp"
 #include "terminal.hpp"
 
@@ -196,11 +197,18 @@ Examples:
   lapse run --session run.lapse -- ./my_app
   lapse report run.lapse
   lapse report run.lapse --json > stats.json
-  lapse report run.lapse --csv > stats.csv)HELP");
+  lapse report run.lapse --csv > stats.csv
+  lapse report new.lapse --html report.html --base base.lapse)HELP");
     cmd->add_option("SESSION", opt->session, "A session file (lapse run --session FILE)")->required();
     auto* json = cmd->add_flag("--json", opt->json, "Print JSON (durations in ns)");
     cmd->add_flag("--csv", opt->csv, "Print CSV (durations in ns)")->excludes(json);
-    cmd->callback([opt] {
+    // --html FILE [--base SESSION]: a page instead of a table (html_report.cpp).
+    auto html = add_html_report_options(*cmd);
+    cmd->callback([opt, html] {
+        if (!html->output.empty()) {
+            run_html_report(opt->session, *html);
+            return;
+        }
         Session session;
         try {
             session = Session::load(opt->session);
