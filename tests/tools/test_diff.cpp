@@ -170,6 +170,8 @@ TEST_CASE("diff: exit 1 when slower, 0 otherwise, 2 for bad input", "[diff][cli]
     CHECK(exit_code_of(cli + a.str() + " " + b.str() + " --threshold 10% --json > /dev/null") == 0);
     CHECK(exit_code_of(cli + a.str() + " " + junk.str() + " > /dev/null 2>&1") == 2);
     CHECK(exit_code_of(cli + a.str() + " " + b.str() + " --threshold lots > /dev/null 2>&1") == 2);
+    CHECK(exit_code_of(cli + a.str() + " > /dev/null 2>&1") == 2);  // NEW is required
+    CHECK(exit_code_of(cli + "--no-such-option > /dev/null 2>&1") == 2);
 }
 #endif
 
