@@ -108,7 +108,7 @@ nlohmann::ordered_json side_json(const DiffSide& s)
         j["p90_ns"] = s.p90_ns;
         j["p99_ns"] = s.p99_ns;
     } else {
-        j["median_ns"] = j["p90_ns"] = j["p99_ns"] = nullptr;  // not measured is not zero
+        for (const char* k : {"median_ns", "p90_ns", "p99_ns"}) j[k] = nullptr;  // not measured is not zero
     }
     j["sampled"] = s.sampled;
     return j;
@@ -121,7 +121,8 @@ nlohmann::ordered_json input_json(const InputInfo& info)
         j["dropped"] = info.dropped;
         j["unflushed"] = info.unflushed;
     } else {
-        j["dropped"] = j["unflushed"] = nullptr;  // not recorded by this input format
+        j["dropped"] = nullptr;  // not recorded by this input format
+        j["unflushed"] = nullptr;
     }
     j["cut_short"] = info.cut_short;
     return j;
