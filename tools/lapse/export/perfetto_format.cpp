@@ -44,8 +44,9 @@ constexpr uint32_t host_from_origin_clock = 64;
 constexpr uint32_t first_device_clock = 65;
 constexpr uint32_t device_clock_count = 63;
 // The origin sits this far before the input's first host stamp, so windows
-// that start a little earlier (they arrive as they end) still count from it.
-constexpr int64_t origin_margin_ns = 1'000'000'000;
+// that start a little earlier (they arrive as they end) still count from it;
+// the rare one that starts earlier still is written on the host clock.
+constexpr int64_t origin_margin_ns = 10'000'000;
 
 // Debug annotation names and string values, interned once per sequence.
 // (The clock domain is in the track's name, not repeated on every window.)
