@@ -17,6 +17,7 @@
 #include <map>
 #include <sstream>
 #include <tuple>
+#include <sys/wait.h>
 
 using namespace lapse;
 using namespace lapse::test;
@@ -307,3 +308,27 @@ TEST_CASE("perfetto export: speed on a million windows", "[.perf]")
               << out.str().size() / static_cast<double>(counts.written) << " bytes/window\n";
     CHECK(counts.written == 1'000'000);
 }
+
+#ifdef LAPSE_CLI
+TEST_CASE("lapse export --format perfetto: several inputs in one file; a bad input leaves no file and exits 2",
+          "[export][perfetto][cli]")
+{
+    Session a, b;
+    a.add(device_window("x", 0, 1'000, 2'000));
+    b.add(device_window("y", 0, 1'500, 2'500));
+    TempFile fa("a.lapse"), fb("b.lapse"), junk("junk.lapse"), trace_file("out.pftrace");
+    a.save(fa.path());
+    b.save(fb.path());
+    std::ofstream(junk.path()) << "not a session\n";
+    const std::string cli = std::string(LAPSE_CLI) + " export --format perfetto ";
+    REQUIRE(std::system((cli + fa.str() + " " + fb.str() + " -o " + trace_file.str()).c_str()) == 0);
+    std::ifstream in(trace_file.path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    pb::Trace trace;
+    REQUIRE(trace.ParseFromString(bytes));
+    CHECK(rebuild(trace).size() == 2);
+    const int rc = std::system((cli + fa.str() + " " + junk.str() + " -o " + trace_file.str() + " 2>/dev/null").c_str());
+    CHECK(WEXITSTATUS(rc) == 2);
+    CHECK_FALSE(std::filesystem::exists(trace_file.path()));
+}
+#endif

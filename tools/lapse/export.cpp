@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -67,6 +68,11 @@ Examples:
             format.write(*source, out, counts);
         } catch (const std::exception& e) {
             std::cerr << "lapse export: " << e.what() << '\n';
+            if (file.is_open()) {  // formats stream: do not leave half a trace behind
+                file.close();
+                std::error_code ignored;
+                std::filesystem::remove(opt->output, ignored);
+            }
             throw CLI::RuntimeError(exit_usage);
         }
         out.flush();
