@@ -177,6 +177,9 @@ std::shared_ptr<HtmlReportOptions> add_html_report_options(CLI::App& report)
 
 void write_html_report(const std::string& input, const HtmlReportOptions& options)
 {
+    if (!html_assets::available)
+        throw std::runtime_error("this lapse was built without d3 and Chart.js (Debian's libjs-d3, libjs-chart.js), "
+                                 "which the HTML report inlines: install them and build again");
     auto source = open_record_source({input});
     std::map<std::tuple<int, uint64_t>, TrackData> tracks;
     std::map<std::pair<std::string, TimingMethod>, Group> groups;
