@@ -11,6 +11,7 @@ void add_all_commands(CLI::App& app)
     add_validate_command(app);
     add_report_command(app);
     add_export_command(app);
+    add_diff_command(app);
     add_bench_command(app);
 }
 

@@ -38,8 +38,10 @@ void add_info_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 // lapse report SESSION [--json | --csv]
 void add_report_command(CLI::App& app);
-// lapse export SESSION --format chrome -o FILE
+// lapse export INPUT... --format chrome|perfetto -o FILE
 void add_export_command(CLI::App& app);
+// lapse diff BASE NEW [--threshold 2%] [--json]
+void add_diff_command(CLI::App& app);
 // lapse bench [--config FILE] [--json FILE] [--filter REGEX] [--quick] [--rounds N] [--verbose]
 void add_bench_command(CLI::App& app);
 

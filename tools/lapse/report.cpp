@@ -6,6 +6,7 @@
 // failed run must not read as a fast one). What a capture could not hold
 // (windows dropped past its memory budget, a run cut short, damaged
 // chunks) is printed first, where nobody can miss it.
+#include "html_report.hpp"
 #include "statistics.hpp"
 #include "terminal.hpp"
 #include "window_input.hpp"
@@ -320,12 +321,23 @@ Examples:
   lapse report run.lapse-capture
   lapse report client.lapse-capture server.lapse-capture
   lapse report run.lapse-capture --json > stats.json
-  lapse report run.lapse-capture --csv > stats.csv)HELP");
+  lapse report run.lapse-capture --csv > stats.csv
+  lapse report new.lapse-capture --html report.html --base base.lapse-capture)HELP");
     cmd->add_option("CAPTURE", opt->files, "Capture files (LAPSE_CAPTURE, lapse run --capture) or session archives")
         ->required();
     auto* json = cmd->add_flag("--json", opt->json, "Print JSON (durations in ns)");
     cmd->add_flag("--csv", opt->csv, "Print CSV (durations in ns)")->excludes(json);
-    cmd->callback([opt] {
+    // --html FILE [--base INPUT]: a page instead of a table (html_report.cpp).
+    auto html = add_html_report_options(*cmd);
+    cmd->callback([opt, html] {
+        if (!html->output.empty()) {
+            if (opt->files.size() != 1) {
+                std::cerr << "lapse report: --html takes one input (and --base for a second)\n";
+                throw CLI::RuntimeError(exit_usage);
+            }
+            run_html_report(opt->files.front(), *html);
+            return;
+        }
         std::optional<WindowInputs> inputs;
         Report report;
         try {

@@ -36,6 +36,7 @@ struct WindowRecord {
     // queued at close (with how many operations), earlier work held.
     uint32_t flags = 0;
     uint32_t queued_ops = 0;
+    uint64_t close_thread = 0;  // the thread that closed it, when recorded (captures); 0 otherwise
 
     int64_t ns() const noexcept { return end_ns - start_ns; }
     bool operator==(const WindowRecord&) const = default;
