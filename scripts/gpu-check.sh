@@ -329,7 +329,7 @@ build_full() {  # build_full LOG TARGET...: within what is left of the budget
 # lapse bench on the CUDA config: the figure the issue sets (<= 1.5x).
 if [ "$full_ok" != yes ]; then
   result SKIP "lapse bench (cuda)" "$full_why${program_ratio:+; the GPU program measured $program_ratio}"
-elif [ -z "$(targets_of '\blapse_bench_command\b')" ]; then
+elif [ -z "$(targets_of '\blapse_bench_suite\b')" ]; then
   result SKIP "lapse bench (cuda)" "lapse bench is not built here (Google Benchmark missing; Debian: libbenchmark-dev)${program_ratio:+; the GPU program measured $program_ratio}"
 else
   build_full "$build/full-build-lapse.log" lapse lapse_cuda; b=$?

@@ -58,6 +58,8 @@ struct WindowNote {
     ClockDomain domain = ClockDomain::none;
     int64_t start_ns = 0, end_ns = 0;
     lapse_status failure = LAPSE_OK;
+    uint32_t flags = 0;       // LAPSE_DURATION_* of a ready window
+    uint32_t queued_ops = 0;  // with LAPSE_DURATION_WORK_QUEUED
 };
 
 class DeviceCore {

@@ -11,6 +11,8 @@
 #include "terminal.hpp"
 #include "window_input.hpp"
 
+#include <lapse/window.h>
+
 #include "commands.hpp"
 #include <lapse/core.hpp>
 
@@ -34,6 +36,9 @@ struct Row {
     uint64_t not_measured = 0;
     uint64_t failed = 0;
     uint64_t dropped = 0;             // by the capture's policy (no window recorded)
+    // Measured windows that closed with work still queued (no flush over a
+    // batching backend): their numbers cover only what ran.
+    uint64_t unflushed = 0;
     std::optional<Summary> summary;
 
     // "device", "system", or "mixed (device 3, system 2)": a name timed two
@@ -50,6 +55,7 @@ struct Row {
 struct Report {
     std::vector<Row> rows;
     uint64_t dropped_total = 0;
+    uint64_t unflushed_total = 0;
 };
 
 Report build_report(WindowInputs& inputs)
@@ -70,6 +76,7 @@ Report build_report(WindowInputs& inputs)
         case DurationState::ready:
             row.durations.add(w.ns());
             (w.method == TimingMethod::system ? row.system : row.device) += 1;
+            if ((w.flags & LAPSE_DURATION_WORK_QUEUED) != 0) ++row.unflushed;
             break;
         case DurationState::failed: ++row.failed; break;
         default: ++row.not_measured; break;  // not measured (nothing recorded is pending)
@@ -90,6 +97,7 @@ Report build_report(WindowInputs& inputs)
     report.rows.reserve(by_name.size());
     for (auto& [name, row] : by_name) {
         row.summary = row.durations.summary();
+        report.unflushed_total += row.unflushed;
         report.rows.push_back(std::move(row));
     }
     // By total, largest first; names without a measurement last; ties by name.
@@ -114,7 +122,8 @@ std::string csv_field(const std::string& s)
 
 void print_csv(const Report& report)
 {
-    std::cout << "name,count,total_ns,min_ns,median_ns,p99_ns,max_ns,stddev_ns,method,not_measured,failed,dropped\n";
+    std::cout << "name,count,total_ns,min_ns,median_ns,p99_ns,max_ns,stddev_ns,method,not_measured,failed,dropped,"
+                 "unflushed\n";
     for (const Row& r : report.rows) {
         std::cout << csv_field(printable(r.name)) << ',';
         if (r.summary) {
@@ -128,7 +137,8 @@ void print_csv(const Report& report)
         } else {
             std::cout << "0,,,,,,,";  // empty cells: no measurement, not zero
         }
-        std::cout << csv_field(r.method()) << ',' << r.not_measured << ',' << r.failed << ',' << r.dropped << '\n';
+        std::cout << csv_field(r.method()) << ',' << r.not_measured << ',' << r.failed << ',' << r.dropped << ','
+                  << r.unflushed << '\n';
     }
 }
 
@@ -195,6 +205,7 @@ void print_json(const Report& report, const WindowInputs& inputs)
         j["not_measured"] = r.not_measured;
         j["failed"] = r.failed;
         j["dropped"] = r.dropped;
+        j["unflushed"] = r.unflushed;
         rows.push_back(std::move(j));
     }
     // Names are bytes from the recorded program: invalid UTF-8 is replaced, never fatal.
@@ -261,6 +272,8 @@ void print_table(const Report& report, const WindowInputs& inputs)
     cells.push_back({"name", "count", "total", "min", "median", "p99", "max", "stddev", "method", "not measured",
                      "failed"});
     if (any_dropped) cells[0].push_back("dropped");
+    const bool any_unflushed = report.unflushed_total > 0;
+    if (any_unflushed) cells[0].push_back("unflushed*");
     for (const Row& r : report.rows) {
         std::vector<std::string> c{printable(r.name)};
         if (r.summary) {
@@ -276,6 +289,7 @@ void print_table(const Report& report, const WindowInputs& inputs)
         }
         c.insert(c.end(), {r.method(), std::to_string(r.not_measured), std::to_string(r.failed)});
         if (any_dropped) c.push_back(std::to_string(r.dropped));
+        if (any_unflushed) c.push_back(std::to_string(r.unflushed));
         cells.push_back(std::move(c));
     }
     std::vector<std::size_t> width(cells[0].size(), 0);
@@ -292,6 +306,9 @@ void print_table(const Report& report, const WindowInputs& inputs)
         while (!line.empty() && line.back() == ' ') line.pop_back();
         std::cout << line << '\n';
     }
+    if (any_unflushed)
+        std::cout << "(*: windows closed without flush over a batching backend while their work was still\n"
+                     "    queued: their numbers cover only the work that ran before they closed)\n";
     if (any_approximate)
         std::cout << "(~: median and p99 of names with more than " << SummaryBuilder::exact_limit
                   << " windows come from a histogram, within 0.8 %)\n";

@@ -80,6 +80,7 @@ void WindowInputs::for_each(const std::function<void(const InputWindow&)>& visit
                 }
                 out.failure = w.failure;
                 out.cause = w.cause;
+                out.flags = w.flags;
                 ++s.windows;
                 visit(out);
             }
@@ -102,6 +103,7 @@ void WindowInputs::for_each(const std::function<void(const InputWindow&)>& visit
                 out.end_ns = w.end_ns;
                 out.failure = w.failure;
                 out.cause = {};
+                out.flags = w.flags;
                 ++s.windows;
                 visit(out);
             }

@@ -35,6 +35,7 @@ struct InputWindow {
     int64_t end_ns = 0;
     lapse_status failure = LAPSE_OK;
     std::string_view cause;
+    uint64_t flags = 0;  // LAPSE_DURATION_* of a ready window (work left queued, earlier work held)
 
     // Never negative, never overflowing.
     int64_t ns() const noexcept

@@ -122,6 +122,7 @@ CapturedWindow window_of(const WindowNote& n)
     if (n.state == DurationState::ready) {
         w.start_ns = n.start_ns;
         w.end_ns = n.end_ns;
+        w.flags = n.flags;
     }
     w.failure = n.failure;
     if (n.state == DurationState::failed || n.state == DurationState::not_measured) w.cause = n.message;

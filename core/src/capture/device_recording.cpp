@@ -28,10 +28,13 @@ void publish_result(WindowNote& note, const Duration& d) noexcept
     note.method = d.method();
     note.domain = ClockDomain::none;
     note.start_ns = note.end_ns = 0;
+    note.flags = note.queued_ops = 0;
     if (std::optional<Interval> iv = d.interval()) {
         note.start_ns = iv->start_ns;
         note.end_ns = iv->end_ns;
         note.domain = iv->domain;
+        note.flags = d.flags();
+        note.queued_ops = d.queued_ops();
     }
     note.failure = d.error_status();
 }
@@ -119,7 +122,9 @@ std::size_t DeviceCore::claim_shared(Duration* const* items, std::size_t count, 
                 // Resolved by the other side: take its result.
                 d->device_ = nullptr;
                 switch (note->state) {
-                case DurationState::ready: d->set_ready(note->method, note->domain, note->start_ns, note->end_ns); break;
+                case DurationState::ready:
+                    d->set_ready(note->method, note->domain, note->start_ns, note->end_ns, note->flags, note->queued_ops);
+                    break;
                 case DurationState::failed: d->set_failed(note->failure); break;
                 default: d->set_state(DurationState::not_measured); break;
                 }

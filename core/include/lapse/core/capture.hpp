@@ -157,7 +157,7 @@ struct CapturedWindow {
     int64_t end_ns = 0;
     lapse_status failure = LAPSE_OK;  // when state == failed
     std::string_view cause;       // why it failed or was not measured, when known
-    uint64_t flags = 0;           // reserved per record (0 in format version 1)
+    uint64_t flags = 0;           // LAPSE_DURATION_* of a ready window (work left queued, earlier work held)
 
     int64_t ns() const noexcept { return end_ns - start_ns; }
 };
