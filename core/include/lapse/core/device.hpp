@@ -158,31 +158,10 @@ public:
     // throws for a window that cannot open: the Window carries the error.
     // Inline: an unnamed window costs one plugin call and no more.
     //
-    // Why the fast paths below look the way they do (measured in
-    // instructions per window, `Window w = dev.profile_start(s);
-    // durations[i] = dev.profile_end(w);`):
-    //  * every return is a prvalue, built once in the caller's object;
-    //  * the caller's Window never has its address passed out of line (the
-    //    slow paths work on a copy that is moved back), so the compiler
-    //    keeps it in registers and its moves, resets and destructor test
-    //    fold away on the fast path;
-    //  * only a window opened here (fast_) ends inline, so the start and
-    //    end fast paths meet without a merge of unknown windows;
-    //  * profile_end's result never has its address passed out of line
-    //    either (a slow path's Duration is moved in, inline), so the
-    //    compiler writes its fields straight into the caller's destination.
-    //    A result kept in memory was built with narrow stores and copied
-    //    with 16-byte loads, which the CPU cannot forward from them: four
-    //    store-forwarding stalls per window, about half of what the API
-    //    added over the C ABI (1.42x -> 1.20x, fastest of 3000 batches).
-    //  * a Duration is five 8-byte words (see detail::DurationFields), so
-    //    that where the fast and slow results meet, its values fit in
-    //    registers: with eleven fields, seven went through the stack on
-    //    every window (472 -> 455 instructions per window, 1.15x -> 1.11x
-    //    the C ABI's; scripts/bench-instructions.sh);
-    //  * tokens are held as two 8-byte words (detail::TokenWords), the way
-    //    the ABI passes them, for the same reason;
-    //  * the slow paths stay out of line, the inline code is forced inline.
+    // The fast path is shaped for the compiler to keep the caller's Window
+    // and Duration in registers (prvalue returns, slow paths out of line on
+    // a copy, tokens and durations as 8-byte words): docs/performance.md,
+    // "Measurements behind the public headers", says why and what it saves.
     LAPSE_DETAIL_HOT_INLINE Window profile_start(Stream stream, std::string_view name = {})
     {
         if (!name.empty() || plugin_ == nullptr) [[unlikely]] {

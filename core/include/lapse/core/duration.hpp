@@ -24,7 +24,7 @@
 #pragma once
 
 #include <lapse/core/export.hpp>
-#include <lapse/status.h>  // before window.h, which uses lapse_status without including it
+#include <lapse/status.h>
 #include <lapse/window.h>
 
 #include <bit>
@@ -155,14 +155,13 @@ constexpr uint64_t pack_duration_tags(Stream stream, DurationState state, Timing
 static_assert(LAPSE_DURATION_QUEUED_OPS_MAX == 0xFFFF, "queued_ops has 16 bits in the tags word");
 
 // Duration's data: five 8-byte words, trivially copyable so that a move is
-// one block copy. Words rather than a field per value because of
-// Device::profile_end: where its inline and out-of-line results meet, the
-// compiler keeps one register per field, and the eleven fields a Duration
-// had did not fit, so every window stored seven of them on the stack and
-// read them back. What one state does not use holds what another does:
+// one block copy. Words rather than a field per value so that where
+// Device::profile_end's inline and out-of-line results meet, the compiler
+// keeps the whole value in registers (docs/performance.md). What one state
+// does not use holds what another does:
 //   first_, second_   pending: the token's two words (TokenWords);
 //                     ready: start_ns, end_ns; failed: the status in first_.
-//   tags_             pack_duration_tags(stream, state, method, domain).
+//   tags_             pack_duration_tags(stream, state, method, domain, flags, queued_ops).
 struct DurationFields {
     detail::DeviceCore* device_ = nullptr;  // set while pending on a device
     detail::WindowNote* note_ = nullptr;    // name and error message, when any

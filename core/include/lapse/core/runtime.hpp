@@ -50,7 +50,10 @@ struct RuntimeOptions {
     // Searched before the config's search_paths (and after LAPSE_PLUGIN_PATH).
     std::vector<std::filesystem::path> search_paths;
     // Where plugin logs ("[cpu] ...") and the core's own messages go; null
-    // uses the logger named "lapse" (created on stderr when absent).
+    // uses the logger named "lapse" (created on stderr when absent). spdlog
+    // is part of the host API: lapse::core links it publicly, and
+    // find_package(lapse) and pkg-config lapse-core bring it along, so a
+    // host that passes its own logger uses the very spdlog the core does.
     std::shared_ptr<spdlog::logger> logger;
 };
 

@@ -21,8 +21,8 @@ public:
 
     Window() noexcept = default;
     // Moves copy every field and reset only what the moved-from window
-    // owns (device_, note_, kind_, and fast_): the rest is plain data,
-    // left as it was (as before).
+    // owns (device_, note_, kind_, and fast_): the rest is plain data, left
+    // as it was.
     Window(Window&& other) noexcept
         : device_(other.device_), note_(other.note_), token_(other.token_),
           system_start_ns_(other.system_start_ns_), stream_(other.stream_), kind_(other.kind_),
