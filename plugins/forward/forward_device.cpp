@@ -14,6 +14,16 @@ namespace lapse::forward {
 
 namespace {
 
+lapse_status table_full(lapse_error* error) noexcept
+{
+    return sdk::failf(error, LAPSE_ERROR_CAPACITY, "forward: profile_start: %u windows are live; resolve or abandon some",
+                      kMaxLiveSlots);
+}
+
+}  // namespace
+
+namespace {
+
 constexpr uint32_t kBatch = 64;  // tokens handed to the inner resolve at once
 
 uint64_t deadline_after(uint64_t timeout_ns) noexcept
@@ -170,8 +180,7 @@ lapse_status ForwardDevice::start_mapped(lapse_stream stream, lapse_token& token
     uint64_t id = 0;
     Table::Slot* slot = table_.acquire(id);
     if (slot == nullptr)
-        return sdk::fail(error, LAPSE_ERROR_CAPACITY,
-                         "forward: profile_start: 16777216 windows are live; resolve or abandon some");
+        return table_full(error);
     lapse_token inner{};
     lapse_status status = ip_->profile_start(idev_, stream, &inner, error);
     if (status == LAPSE_OK) {
@@ -194,8 +203,7 @@ lapse_status ForwardDevice::start_system(lapse_stream stream, lapse_token& token
     uint64_t id = 0;
     Table::Slot* slot = table_.acquire(id);
     if (slot == nullptr)
-        return sdk::fail(error, LAPSE_ERROR_CAPACITY,
-                         "forward: profile_start: 16777216 windows are live; resolve or abandon some");
+        return table_full(error);
     // Sync first, so work submitted before the window stays out of it.
     lapse_status status = ip_->sync(idev_, stream, error);
     if (status < 0) {
@@ -217,8 +225,7 @@ lapse_status ForwardDevice::start_segmented(lapse_stream stream, lapse_token& to
     uint64_t id = 0;
     Table::Slot* slot = table_.acquire(id);
     if (slot == nullptr)
-        return sdk::fail(error, LAPSE_ERROR_CAPACITY,
-                         "forward: profile_start: 16777216 windows are live; resolve or abandon some");
+        return table_full(error);
     std::unique_lock<std::mutex> lock(s.lock);
     if (s.no_clock) {
         lock.unlock();

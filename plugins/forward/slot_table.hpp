@@ -24,10 +24,14 @@
 
 namespace lapse::forward {
 
+// Windows a table holds live at once, at most (every index in use).
+inline constexpr unsigned kSlotIndexBits = 24;
+inline constexpr uint32_t kMaxLiveSlots = uint32_t{1} << kSlotIndexBits;
+
 template <class Record>
 class SlotTable {
 public:
-    static constexpr unsigned kIndexBits = 24;
+    static constexpr unsigned kIndexBits = kSlotIndexBits;
     static constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
     static constexpr unsigned kChunkBits = 12;
     static constexpr uint32_t kChunkSize = uint32_t{1} << kChunkBits;

@@ -18,12 +18,13 @@ expect() {
 expect 2                                # no subcommand
 expect 2 no-such-subcommand
 expect 0 --help
-for sub in run info validate report export bench; do
+for sub in run info validate report export diff bench; do
     expect 0 "$sub" --help
     expect 2 "$sub" --no-such-option
 done
 expect 2 info                           # PLUGIN is required
 expect 2 validate                       # PLUGIN is required
-expect 2 report                         # SESSION is required
+expect 2 report                         # an input is required
+expect 2 diff                           # BASE and NEW are required
 expect 2 run --config /nonexistent/lapse.toml
 exit $((failures > 0))

@@ -15,9 +15,10 @@
 //   };
 //
 //   LAPSE_PLUGIN_ENTRY {
+//       // Refuse (and say why, through host->log) a host of another ABI major.
+//       if (!lapse::sdk::host_is_compatible(host, "mine")) return nullptr;
 //       static const lapse_plugin plugin = lapse::sdk::make_plugin<MyDevice>(
 //           "mine", "1.0.0", "what it measures", LAPSE_CAP_DEVICE_CLOCK | ...);
-//       (void)host;
 //       return &plugin;
 //   }
 //
