@@ -35,10 +35,12 @@ TEST_CASE("cuda: windows are placed on the host clock across anchor refreshes", 
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
     lapse_duration r = d.resolve(t);
     REQUIRE(r.state == LAPSE_DURATION_READY);
+    // The fake stamps events on its driver thread, which a loaded 2-core
+    // machine can schedule milliseconds late: the upper bounds allow 10 ms.
     CHECK(r.start_ns >= t0 - 1000);
-    CHECK(r.start_ns <= t1 + 2 * kMs);
+    CHECK(r.start_ns <= t1 + 10 * kMs);
     CHECK(r.end_ns >= t2 - 1000);
-    CHECK(r.end_ns <= t3 + 2 * kMs);
+    CHECK(r.end_ns <= t3 + 10 * kMs);
 }
 
 TEST_CASE("cuda: a window's placement uses the anchor it captured when still there", "[cuda][anchor]")
