@@ -34,7 +34,7 @@ test_jobs=${LAPSE_TEST_JOBS:-2}
 # lavapipe without its worker pool (see scripts/test.sh).
 export LP_NUM_THREADS=${LP_NUM_THREADS:-0}
 
-lavapipe_via_core='^conformance\.vulkan|^vulkan\.lapse_run_gpu_phase$'
+lavapipe_via_core='^conformance\.vulkan|^vulkan\.lapse_run_gpu_phase$|^c_host\.window_rules\.vulkan'
 
 run_asan() {
     echo "== lapse: AddressSanitizer + UndefinedBehaviorSanitizer: build everything =="
