@@ -6,7 +6,7 @@
 # asan  AddressSanitizer + UndefinedBehaviorSanitizer (+ LeakSanitizer):
 #       builds EVERYTHING with scripts/setup.sh and runs ALL of ctest.
 # tsan  ThreadSanitizer: builds and runs the thread-heavy subset only:
-#         core.*, cpu.*, forward.*, fusion.*, hardening.* (stress included,
+#         core.*, cpu.*, forward.*, fusion.*, hardening.*, capture.* (stress included,
 #         scaled to 5,000 windows per thread under TSan), and the
 #         conformance suite on cpu, fusion and forward stacks over them.
 #       Left out, and why: vulkan.* and conformance.vulkan* (lavapipe is
@@ -57,14 +57,16 @@ run_asan() {
 }
 
 tsan_targets=(lapse_cpu lapse_forward lapse_fusion core_tests cpu_tests forward_tests fusion_tests
-              hardening_tests hardening_stress conformance_suite)
-tsan_tests='^(core|cpu|forward|fusion|hardening)\.|^conformance\.(cpu_|forward_cpu|forward_forward|forward_fusion|fusion_|forward_single)'
+              hardening_tests hardening_stress conformance_suite capture_tests)
+tsan_tests='^(core|cpu|forward|fusion|hardening|capture)\.|^conformance\.(cpu_|forward_cpu|forward_forward|forward_fusion|fusion_|forward_single)'
 
-# Left out of the subset as well: core.lapse_run_* need the lapse executable
-# (not in tsan_targets); forward's single-window split-thread case checks a
+# Left out of the subset as well: core.lapse_run_*, forward.lapse_run_* and
+# capture's tools and report cases need the lapse executable (not in
+# tsan_targets); capture's SIGKILL case forks (as validate does); forward's
+# single-window split-thread case checks a
 # 5% timing tolerance that TSan's 5-15x slowdown of the worker makes
 # meaningless (its thread safety is covered by the other forward cases).
-tsan_excluded='^hardening\.validate_|^core\.lapse_run_|^forward\.forward over single_window: a window may end on another thread$'
+tsan_excluded='^hardening\.validate_|^core\.lapse_run_|^forward\.lapse_run_|^capture\.tools: |^capture\.report_|^capture\.a host SIGKILLed|^forward\.forward over single_window: a window may end on another thread$'
 
 run_tsan() {
     echo "== lapse: ThreadSanitizer: build the thread-heavy subset =="
