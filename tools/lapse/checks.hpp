@@ -42,6 +42,7 @@ const std::vector<Check>& all_checks();
 // Parts of the list, defined in their own files.
 void append_negotiation_checks(std::vector<Check>& out);
 void append_device_checks(std::vector<Check>& out);
+void append_window_checks(std::vector<Check>& out);  // window_checks.cpp: windows, tokens, resolve
 void append_lifetime_checks(std::vector<Check>& out);  // lifetime_checks.cpp
 void append_growth_checks(std::vector<Check>& out);    // growth_checks.cpp
 
