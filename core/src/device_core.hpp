@@ -9,6 +9,8 @@
 // atomic operation per window on the hot path.
 #pragma once
 
+#include "plugin_text.hpp"
+
 #include "backend_open.hpp"
 
 #include <lapse/core/capture.hpp>
@@ -24,6 +26,17 @@
 #include <vector>
 
 namespace lapse::detail {
+
+// A caller-owned error struct for one plugin call (the hot path's
+// CallErrorBuffer), and the message it names: the plugin's own text, or the
+// call and its status when the plugin wrote none.
+struct CallError : CallErrorBuffer {
+    std::string describe(const char* call, lapse_status status) const
+    {
+        if (!error_text(e).empty()) return std::string(error_text(e));
+        return std::string(call) + ": " + lapse_status_name(status);
+    }
+};
 
 struct RuntimeState;
 
