@@ -40,6 +40,9 @@ const std::vector<Concern>& concerns()
         {"memory", &add_memory},   {"accuracy", &add_accuracy}, {"load", &add_load},
         {"contention", &add_contention}, {"c_host", &add_c_host}, {"capture", &add_capture},
         {"worker", &add_worker},
+#if LAPSE_BENCH_HAVE_VULKAN
+        {"vulkan", &add_vulkan},
+#endif
     };
     return all;
 }
