@@ -102,6 +102,12 @@ DeviceCore::DeviceCore(OpenedBackend opened, DeviceInfo info_, std::shared_ptr<R
     : backend(std::move(opened)), plugin(backend.plugin), device(backend.device),
       windows(guarded_window_dispatch_target(plugin, device)), info(std::move(info_)), runtime(std::move(runtime_))
 {
+    try {
+        info_answers_.push_back(std::make_unique<const DeviceInfo>(info));
+        info_now_.store(info_answers_.back().get(), std::memory_order_release);
+    } catch (...) {
+        // Out of memory for the first answer: current_info() falls back to `info`.
+    }
 }
 
 DeviceCore::~DeviceCore()
@@ -110,22 +116,54 @@ DeviceCore::~DeviceCore()
     close_opened(backend);
 }
 
-void DeviceCore::refresh_info()
+lapse_status DeviceCore::describe_now(CallError& error)
 {
     lapse_device_info raw{};
     raw.struct_size = sizeof(lapse_device_info);
-    CallError error;
     lapse_status s;
     try {
         s = plugin->describe(device, &raw, &error.e);
     } catch (...) {
         s = plugin_threw(plugin, "describe", error.e);
     }
+    if (s < 0) return s;
+    const std::string_view name = array_text(raw.name);
+    const DeviceInfo* now = info_now_.load(std::memory_order_acquire);
+    if (now != nullptr && now->name == name && now->stream_count == raw.stream_count &&
+        now->capabilities == raw.capabilities)
+        return s;  // unchanged: the answer handed out stays the one
+    auto next = std::make_unique<DeviceInfo>(now != nullptr ? *now : info);
+    next->name = std::string(name);
+    next->stream_count = raw.stream_count;
+    next->capabilities = raw.capabilities;
+    info_answers_.push_back(std::move(next));
+    info_now_.store(info_answers_.back().get(), std::memory_order_release);
+    return s;
+}
+
+const DeviceInfo& DeviceCore::current_info() noexcept
+{
+    if (info_may_change.load(std::memory_order_acquire) && plugin != nullptr) {
+        try {
+            std::lock_guard lock(info_mutex_);
+            CallError error;
+            (void)describe_now(error);  // a failure keeps the last answer
+        } catch (...) {
+            // Out of memory for a new answer: the last one stands.
+        }
+    }
+    const DeviceInfo* now = info_now_.load(std::memory_order_acquire);
+    return now != nullptr ? *now : info;
+}
+
+const DeviceInfo& DeviceCore::refresh_info()
+{
+    std::lock_guard lock(info_mutex_);
+    CallError error;
+    const lapse_status s = describe_now(error);
     if (s < 0) throw Error(s, "refresh_info: " + error.describe("describe", s));
-    raw.name[sizeof raw.name - 1] = '\0';
-    info.name = raw.name;
-    info.stream_count = raw.stream_count;
-    info.capabilities = raw.capabilities;
+    const DeviceInfo* now = info_now_.load(std::memory_order_acquire);
+    return now != nullptr ? *now : info;
 }
 
 void DeviceCore::work_failed(std::exception_ptr error) noexcept
@@ -259,14 +297,13 @@ namespace {
 const DeviceInfo& Device::info() const
 {
     if (!core_) closed("info");
-    return core_->info;
+    return core_->current_info();
 }
 
 const DeviceInfo& Device::refresh_info()
 {
     if (!core_) closed("refresh_info");
-    core_->refresh_info();
-    return core_->info;
+    return core_->refresh_info();
 }
 
 const lapse_plugin& Device::plugin() const
@@ -278,6 +315,8 @@ const lapse_plugin& Device::plugin() const
 lapse_device* Device::handle() const
 {
     if (!core_) closed("handle");
+    // The raw handle reaches the plugin's extensions too: info() asks again.
+    core_->info_may_change.store(true, std::memory_order_release);
     return core_->device;
 }
 
@@ -510,7 +549,10 @@ const void* Device::extension(const char* id) const noexcept
 {
     if (!core_ || id == nullptr || core_->plugin->get_extension == nullptr) return nullptr;
     try {
-        return core_->plugin->get_extension(core_->device, id);
+        const void* found = core_->plugin->get_extension(core_->device, id);
+        // An extension may change the device: info() asks again from now on.
+        if (found != nullptr) core_->info_may_change.store(true, std::memory_order_release);
+        return found;
     } catch (...) {
         return nullptr;  // "not offered": an extension lookup cannot fail
     }
@@ -520,7 +562,7 @@ void Device::record_into(std::shared_ptr<Session> session)
 {
     if (!core_) closed("record_into");
     if (session) {
-        const DeviceInfo& i = core_->info;
+        const DeviceInfo& i = core_->current_info();
         session->set_backend(BackendRecord{i.plugin, i.plugin_version, i.name, i.stream_count, i.capabilities});
     }
     std::lock_guard lock(core_->session_mutex);

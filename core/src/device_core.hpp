@@ -89,8 +89,15 @@ public:
     // Closes the plugin's device and keeps this object as a closed shell
     // (see the top of this file). [once, after every other call on the device]
     static void retire(std::unique_ptr<DeviceCore> core) noexcept;
-    // Asks the plugin to describe the device again, into `info`.
-    void refresh_info();
+    // What Device::info() answers: the device as the backend describes it
+    // now. Until something that can change the device was handed out
+    // (info_may_change) that is the answer open saw, at no cost; after,
+    // the backend is asked on each call. A failed describe keeps the last
+    // answer. Never throws. [thread-safe]
+    const DeviceInfo& current_info() noexcept;
+    // Asks the backend now and publishes its answer; throws Error when it
+    // fails. [thread-safe]
+    const DeviceInfo& refresh_info();
 
     // Fills `d` as FAILED, keeping its name.
     static void fail(Duration& d, lapse_status status, std::string message);
@@ -124,7 +131,13 @@ public:
     // (lapse/dispatch.h). Everything else goes to plugin/device, which
     // take the same tokens.
     lapse_window_dispatch windows;
+    // What describe answered at open (never written after, so read without
+    // a lock); current_info() is the device as it is now.
     DeviceInfo info;
+    // Set once an extension or the raw handle has been handed out: only
+    // they change a device (Vulkan's attach adds a stream); the generic
+    // ABI never does.
+    std::atomic<bool> info_may_change{false};
     std::shared_ptr<RuntimeState> runtime;
     // Set by retire(), after every other call on the device returned (the
     // contract of close), so a plain flag: whatever reads it later on
@@ -152,6 +165,15 @@ private:
     // After the plugin answered: records `d` (session) and publishes a
     // shared note's result, or hands a still-pending one back.
     void finish_resolved(Duration& d);
+
+    // Asks describe; publishes the answer when it differs from the last.
+    lapse_status describe_now(CallError& error);
+
+    // Every answer info() handed out stays readable until the device
+    // closes: a newer one is added, never written over an older one.
+    std::mutex info_mutex_;
+    std::vector<std::unique_ptr<const DeviceInfo>> info_answers_;
+    std::atomic<const DeviceInfo*> info_now_{nullptr};
 
     std::atomic<bool> has_work_error_{false};
     std::mutex work_mutex_;

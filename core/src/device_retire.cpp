@@ -43,6 +43,11 @@ void DeviceCore::shut_down() noexcept
     plugin = nullptr;
     device = nullptr;
     info = DeviceInfo{};
+    {
+        std::lock_guard lock(info_mutex_);
+        info_now_.store(nullptr, std::memory_order_release);
+        info_answers_.clear();
+    }
     runtime.reset();
     {
         std::lock_guard lock(session_mutex);

@@ -1,5 +1,6 @@
 // lapse::Session: the named windows of a run, thread-safe to add to.
-// The archive format lives in session_archive.cpp.
+// The file format lives in session_file.cpp (header, checksum) and
+// session_archive.cpp (the archive).
 #include "session_archive.hpp"
 
 #include <lapse/core/error.hpp>
@@ -16,6 +17,7 @@ namespace lapse {
 struct Session::Impl {
     mutable std::mutex mutex;
     detail::SessionData data;
+    bool unverified = false;  // loaded from a format-1 file (no checksum)
 };
 
 Session::Session() : impl_(std::make_unique<Impl>()) {}
@@ -53,6 +55,11 @@ std::size_t Session::size() const
     return impl_->data.windows.size();
 }
 
+bool Session::unverified() const noexcept
+{
+    return impl_->unverified;  // set once, by load, before the Session is handed out
+}
+
 void Session::save(std::ostream& out) const
 {
     detail::SessionData copy;
@@ -66,7 +73,9 @@ void Session::save(std::ostream& out) const
 Session Session::load(std::istream& in, const std::string& source_name)
 {
     Session s;
-    s.impl_->data = detail::load_session(in, source_name);
+    detail::LoadedSession loaded = detail::load_session(in, source_name);
+    s.impl_->data = std::move(loaded.data);
+    s.impl_->unverified = !loaded.verified;
     return s;
 }
 

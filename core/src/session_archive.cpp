@@ -1,5 +1,6 @@
 // The session archive: a Boost.Serialization text archive (portable text,
-// versioned classes). Loading reads an untrusted file, so nothing is
+// versioned classes), the body of a session file (session_file.cpp adds the
+// header that carries its checksum). Loading reads an untrusted file, so nothing is
 // allocated from a count or size in the file before it is checked: strings
 // carry their length first (capped), windows are appended one by one after
 // a capped count, and every enum is range-checked.
@@ -175,7 +176,7 @@ BOOST_CLASS_TRACKING(lapse::detail::SessionData, boost::serialization::track_nev
 
 namespace lapse::detail {
 
-void save_session(const SessionData& data, std::ostream& out)
+void write_archive(const SessionData& data, std::ostream& out)
 {
     try {
         boost::archive::text_oarchive ar(out);
@@ -237,7 +238,7 @@ std::string read_signature_length(std::istream& in)
 
 }  // namespace
 
-SessionData load_session(std::istream& in, const std::string& source_name)
+SessionData read_archive(std::istream& in, const std::string& source_name)
 {
     SessionData data;
     try {

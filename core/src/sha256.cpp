@@ -1,8 +1,10 @@
-// SHA-256 of a plugin file, for configs that pin one. OpenSSL's libcrypto
-// is on the machine already, so the core uses it rather than carrying its
-// own implementation of a hash. The loader hashes the descriptor it then
-// loads (sha256_of_descriptor), so a pin holds for the code that runs.
+// SHA-256 of a plugin file, for configs that pin one, and of a session
+// archive's bytes, for its checksum. OpenSSL's libcrypto is on the machine
+// already, so the core uses it rather than carrying its own implementation
+// of a hash. The loader hashes the descriptor it then loads
+// (sha256_of_descriptor), so a pin holds for the code that runs.
 #include "plugin_search.hpp"
+#include "sha256.hpp"
 
 #include <lapse/core/error.hpp>
 #include <lapse/core/plugin.hpp>
@@ -19,6 +21,30 @@
 namespace lapse {
 
 namespace detail {
+
+namespace {
+
+std::string hex_of(const unsigned char* digest, unsigned int length)
+{
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned int i = 0; i < length; ++i) {
+        out += hex[digest[i] >> 4];
+        out += hex[digest[i] & 15];
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string sha256_of_bytes(std::string_view bytes)
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1)
+        throw Error(LAPSE_ERROR_INTERNAL, "SHA-256 of " + std::to_string(bytes.size()) + " bytes failed");
+    return hex_of(digest, length);
+}
 
 std::string sha256_of_descriptor(int fd, const std::filesystem::path& shown_as)
 {
@@ -41,13 +67,7 @@ std::string sha256_of_descriptor(int fd, const std::filesystem::path& shown_as)
     unsigned int length = 0;
     if (EVP_DigestFinal_ex(ctx.get(), digest, &length) != 1)
         throw Error(LAPSE_ERROR_INTERNAL, shown_as.string() + ": SHA-256 final failed");
-    static const char hex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned int i = 0; i < length; ++i) {
-        out += hex[digest[i] >> 4];
-        out += hex[digest[i] & 15];
-    }
-    return out;
+    return hex_of(digest, length);
 }
 
 }  // namespace detail

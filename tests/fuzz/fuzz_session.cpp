@@ -3,7 +3,8 @@
 // The loader reads untrusted files, so for ANY input it must either return
 // a Session or throw lapse::Error; anything else (another exception type,
 // a crash, a sanitizer report, an allocation sized by the input, a hang) is
-// a bug. Seeds: tests/fuzz/corpus/session/ (real saved sessions).
+// a bug. Seeds: tests/fuzz/corpus/session/ (real saved sessions, format 1
+// without a checksum and format 2 with one: both loaders stay reachable).
 #include <lapse/core/error.hpp>
 #include <lapse/core/session.hpp>
 

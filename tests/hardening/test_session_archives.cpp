@@ -1,11 +1,16 @@
-// Damaged session archives, made from a real saved session: truncated,
-// wrong archive version, wrong class version, wrong class, absurd counts
-// and sizes, out-of-range values. Loading is bounded (nothing is allocated
-// from a count in the file before it is checked) and every failure is a
-// lapse::Error that names the file and the cause; nothing else escapes.
+// Damaged session files, made from a real saved session. Damage (a bit
+// flipped, a cut) is found by the checksum in the file's header before the
+// archive is parsed. Files crafted with a right checksum (sealed() below:
+// the checksum is not a signature) still meet a bounded parser: wrong
+// archive version, wrong class version, wrong class, absurd counts and
+// sizes, out-of-range values. Nothing is allocated from a count in the file
+// before it is checked, and every failure is a lapse::Error that names the
+// file and the cause; nothing else escapes.
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <openssl/evp.h>
 
 #include <cctype>
 #include <chrono>
@@ -35,6 +40,36 @@ std::string saved_session_text()
     return out.str();
 }
 
+// The archive inside a session file (what follows the header line).
+std::string archive_of(const std::string& file)
+{
+    const auto eol = file.find('\n');
+    REQUIRE(eol != std::string::npos);
+    REQUIRE(file.rfind("lapse-session 2 sha256 ", 0) == 0);
+    return file.substr(eol + 1);
+}
+
+std::string sha256_hex(const std::string& bytes)
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    REQUIRE(EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) == 1);
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned int i = 0; i < length; ++i) {
+        out += hex[digest[i] >> 4];
+        out += hex[digest[i] & 15];
+    }
+    return out;
+}
+
+// A session file around `archive` with a right checksum: what someone who
+// crafts a file (rather than damages one) writes.
+std::string sealed(const std::string& archive)
+{
+    return "lapse-session 2 sha256 " + sha256_hex(archive) + " " + std::to_string(archive.size()) + "\n" + archive;
+}
+
 // The text archive's whitespace-separated tokens, with their offsets.
 struct Token {
     std::size_t at, size;
@@ -55,7 +90,7 @@ std::vector<Token> tokens_of(const std::string& text)
     return out;
 }
 
-// Where things are in the archive of saved_session_text() (Boost 1.74 text
+// Where things are in archive_of(saved_session_text()) (Boost 1.74 text
 // archive of SessionData; checked below so a format change fails loudly
 // rather than testing the wrong bytes).
 enum : std::size_t {
@@ -100,7 +135,9 @@ struct ArchiveFile {
 
 TEST_CASE("the archive layout the damage cases rely on", "[session]")
 {
-    const std::string text = saved_session_text();
+    const std::string file = saved_session_text();
+    const std::string text = archive_of(file);
+    CHECK(sealed(text) == file);  // the header is exactly what sealed() writes
     CHECK(token(text, 1) == "serialization::archive");
     CHECK(token(text, tok_session_version) == "1");
     CHECK(token(text, tok_magic_size) == "13");
@@ -108,9 +145,10 @@ TEST_CASE("the archive layout the damage cases rely on", "[session]")
     CHECK(token(text, tok_first_name_size) == "5");
     CHECK(token(text, tok_first_method) == "2");  // device
     CHECK(token(text, tok_first_state) == "1");   // ready
-    // And the undamaged file loads back to the same windows.
-    ArchiveFile f(text);
+    // And the undamaged file loads back to the same windows, verified.
+    ArchiveFile f(file);
     lapse::Session s = lapse::Session::load(f.file);
+    CHECK_FALSE(s.unverified());
     REQUIRE(s.size() == 3);
     CHECK(s.windows()[0].name == "alpha");
     CHECK(s.backend().plugin == "cpu");
@@ -119,26 +157,128 @@ TEST_CASE("the archive layout the damage cases rely on", "[session]")
 TEST_CASE("a truncated archive fails cleanly at every length", "[session]")
 {
     const std::string text = saved_session_text();
-    // Every prefix: each must either load completely (only a cut in the
-    // trailing whitespace can) or fail with an Error naming the source.
+    // Every prefix fails with an Error naming the source: the header says
+    // how long the archive is.
     std::size_t failures = 0;
     for (std::size_t n = 0; n < text.size(); ++n) {
         std::istringstream in(text.substr(0, n));
         try {
-            lapse::Session s = lapse::Session::load(in, "cut.lapse-session");
-            CHECK(s.size() == 3);
+            lapse::Session::load(in, "cut.lapse-session");
         } catch (const lapse::Error& e) {
             ++failures;
             CHECK(e.status() == LAPSE_ERROR_INVALID_ARGUMENT);
             CHECK_THAT(e.what(), Catch::StartsWith("cut.lapse-session: not a"));
         }
     }
-    CHECK(failures > text.size() / 2);
+    CHECK(failures == text.size());
 
     // One exact message for one representative cut (inside the first window).
-    ArchiveFile f(text.substr(0, tokens_of(text)[tok_first_method].at));
+    const std::string archive = archive_of(text);
+    const std::size_t header = text.size() - archive.size();
+    const std::size_t cut = header + tokens_of(archive)[tok_first_method].at;
+    ArchiveFile f(text.substr(0, cut));
     lapse::Error e = f.load_error();
-    CHECK(std::string(e.what()) == f.prefix() + "not a readable lapse session: input stream error");
+    CHECK(std::string(e.what()) == f.prefix() + "not a valid lapse session: the header says the archive is " +
+                                       std::to_string(archive.size()) + " bytes, the file holds " +
+                                       std::to_string(cut - header) +
+                                       " after it (truncated or damaged, checksum not checked)");
+
+    // A file crafted with a right checksum around a cut archive meets the
+    // parser, which fails cleanly too.
+    ArchiveFile crafted(sealed(archive.substr(0, tokens_of(archive)[tok_first_method].at)));
+    CHECK(std::string(crafted.load_error().what()) == crafted.prefix() + "not a readable lapse session: input stream error");
+}
+
+TEST_CASE("a bit flipped anywhere in a saved session is refused, as a checksum mismatch inside the archive",
+          "[session][checksum]")
+{
+    const std::string text = saved_session_text();
+    const std::size_t header = text.size() - archive_of(text).size();
+    // Every single-bit flip of the file: none loads, and every one in the
+    // archive (and in the checksum's hex digits that stay hex) is named as
+    // a checksum mismatch: before the checksum, such a flip in a number
+    // loaded as another window.
+    std::size_t checksum_refusals = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        for (int bit = 0; bit < 8; ++bit) {
+            std::string damaged = text;
+            damaged[i] = static_cast<char>(damaged[i] ^ (1 << bit));
+            std::istringstream in(damaged);
+            std::string message;
+            try {
+                lapse::Session::load(in, "flipped.lapse-session");
+            } catch (const lapse::Error& e) {
+                CHECK(e.status() == LAPSE_ERROR_INVALID_ARGUMENT);
+                message = e.what();
+            }
+            INFO("byte " << i << " bit " << bit << ": " << message);
+            REQUIRE_THAT(message, Catch::StartsWith("flipped.lapse-session: not a"));
+            if (message.find("checksum") != std::string::npos) ++checksum_refusals;
+            if (i >= header) CHECK_THAT(message, Catch::Contains("checksum mismatch, the file is damaged"));
+        }
+    }
+    CHECK(checksum_refusals >= (text.size() - header) * 8);
+
+    // One flip in the first window's start time, through a file: the error
+    // names the file and says what was found.
+    const std::string archive = archive_of(text);
+    std::string damaged = text;
+    damaged[header + tokens_of(archive)[tok_first_start].at + 3] ^= 1;
+    ArchiveFile f(damaged);
+    CHECK_THAT(f.load_error().what(),
+               Catch::StartsWith(f.prefix() + "not a valid lapse session: checksum mismatch, the file is damaged: "
+                                              "the archive's SHA-256 is ") &&
+                   Catch::EndsWith(", its header records " + sha256_hex(archive)));
+}
+
+TEST_CASE("a session file written before the checksum (format 1) still loads, marked unverified",
+          "[session][checksum]")
+{
+    // The seed corpus holds files written by lapse 0.1: the bare archive.
+    const fs::path old_file = LAPSE_FORMAT1_SESSION;
+    lapse::Session old = lapse::Session::load(old_file);
+    CHECK(old.unverified());
+    CHECK(old.size() > 0);
+    CHECK(old.backend().plugin == "cpu");
+    // The same archive as today's, without the header, reads the same.
+    const std::string file = saved_session_text();
+    std::istringstream bare(archive_of(file)), whole(file);
+    lapse::Session a = lapse::Session::load(bare, "bare"), b = lapse::Session::load(whole, "whole");
+    CHECK(a.unverified());
+    CHECK_FALSE(b.unverified());
+    CHECK(a.windows() == b.windows());
+    // Saving an old file writes the checksummed format.
+    std::ostringstream again;
+    old.save(again);
+    CHECK(again.str().rfind("lapse-session 2 sha256 ", 0) == 0);
+    std::istringstream reread(again.str());
+    lapse::Session c = lapse::Session::load(reread, "again");
+    CHECK_FALSE(c.unverified());
+    CHECK(c.windows() == old.windows());
+    CHECK_FALSE(lapse::Session().unverified());
+}
+
+TEST_CASE("a session header this build cannot read is refused by name", "[session][checksum]")
+{
+    const std::string archive = archive_of(saved_session_text());
+    const std::string sum = sha256_hex(archive), size = std::to_string(archive.size());
+    auto error_for = [](const std::string& file) {
+        std::istringstream in(file);
+        return std::string(error_of([&] { lapse::Session::load(in, "h.lapse-session"); }).what());
+    };
+    const std::string p = "h.lapse-session: not a valid lapse session: ";
+    CHECK(error_for("lapse-session 3 sha256 " + sum + " " + size + "\n" + archive) ==
+          p + "session format 3 is newer than this build reads (2)");
+    CHECK(error_for("lapse-session 2 crc32 " + sum + " " + size + "\n" + archive) ==
+          p + "unknown checksum algorithm 'crc32' (this build checks sha256)");
+    CHECK(error_for("lapse-session 2 sha256 " + sum.substr(1) + " " + size + "\n" + archive) ==
+          p + "the header's checksum is not 64 lowercase hexadecimal digits");
+    CHECK(error_for("lapse-session 2 sha256 " + sum + " 99999999999999999999999\n" + archive) ==
+          p + "the header's archive size is not a byte count");
+    CHECK(error_for("lapse-session 2 sha256 " + sum + "\n" + archive) ==
+          p + "the header has 4 fields, not 5 (tag, format, checksum algorithm, checksum, size)");
+    CHECK(error_for("lapse-session " + std::string(200, '2')) ==
+          p + "the header line (which carries the checksum) does not end within 128 bytes");
 }
 
 TEST_CASE("an empty file and a file of garbage are not sessions", "[session]")
@@ -157,8 +297,8 @@ TEST_CASE("an empty file and a file of garbage are not sessions", "[session]")
 
 TEST_CASE("an archive from a newer Boost archive format is refused", "[session][version]")
 {
-    const std::string text = saved_session_text();
-    ArchiveFile f(with_token(text, tok_archive_version, "99"));
+    const std::string text = archive_of(saved_session_text());
+    ArchiveFile f(sealed(with_token(text, tok_archive_version, "99")));
     lapse::Error e = f.load_error();
     CHECK(e.status() == LAPSE_ERROR_INVALID_ARGUMENT);
     CHECK(std::string(e.what()) == f.prefix() + "not a readable lapse session: unsupported version");
@@ -168,8 +308,8 @@ TEST_CASE("a session class version newer than this build is refused", "[session]
 {
     // Boost 1.74 hands the file's class version to load() and does not
     // refuse a newer one itself: the core's load() must.
-    const std::string text = saved_session_text();
-    ArchiveFile f(with_token(text, tok_session_version, "7"));
+    const std::string text = archive_of(saved_session_text());
+    ArchiveFile f(sealed(with_token(text, tok_session_version, "7")));
     std::string refusal;
     try {
         lapse::Session::load(f.file);
@@ -190,17 +330,17 @@ TEST_CASE("an archive of another class is not a session", "[session][class]")
     }
     SECTION("the right shape with another tag")
     {
-        const std::string text = saved_session_text();
+        const std::string text = archive_of(saved_session_text());
         // "lapse.sessioN" in base64 (13 bytes, same size).
         const std::string other = with_token(text, tok_magic_size + 1, "bGFwc2Uuc2Vzc2lvTg==");
-        ArchiveFile f(other);
+        ArchiveFile f(sealed(other));
         CHECK(std::string(f.load_error().what()) == f.prefix() + "not a valid lapse session: not a lapse session archive");
     }
 }
 
 TEST_CASE("absurd counts and sizes are refused before anything is allocated for them", "[session][bounds]")
 {
-    const std::string text = saved_session_text();
+    const std::string text = archive_of(saved_session_text());
     auto quickly = [](const ArchiveFile& f) {
         auto t0 = std::chrono::steady_clock::now();
         lapse::Error e = f.load_error();
@@ -209,13 +349,13 @@ TEST_CASE("absurd counts and sizes are refused before anything is allocated for 
     };
     SECTION("2^60 windows")
     {
-        ArchiveFile f(with_token(text, tok_window_count, "1152921504606846976"));
+        ArchiveFile f(sealed(with_token(text, tok_window_count, "1152921504606846976")));
         CHECK(quickly(f) == f.prefix() + "not a valid lapse session: claims 1152921504606846976 windows, more than the "
                                          "limit of 16777216");
     }
     SECTION("2^64-1 windows")
     {
-        ArchiveFile f(with_token(text, tok_window_count, "18446744073709551615"));
+        ArchiveFile f(sealed(with_token(text, tok_window_count, "18446744073709551615")));
         CHECK(quickly(f) == f.prefix() + "not a valid lapse session: claims 18446744073709551615 windows, more than "
                                          "the limit of 16777216");
     }
@@ -223,23 +363,23 @@ TEST_CASE("absurd counts and sizes are refused before anything is allocated for 
     {
         // Accepted as a count, then the file runs out: memory grows only
         // with what was actually read.
-        ArchiveFile f(with_token(text, tok_window_count, "16777216"));
+        ArchiveFile f(sealed(with_token(text, tok_window_count, "16777216")));
         CHECK(quickly(f) == f.prefix() + "not a readable lapse session: input stream error");
     }
     SECTION("a 4 GiB window name")
     {
-        ArchiveFile f(with_token(text, tok_first_name_size, "4294967295"));
+        ArchiveFile f(sealed(with_token(text, tok_first_name_size, "4294967295")));
         CHECK(quickly(f) == f.prefix() + "not a valid lapse session: window name is 4294967295 bytes, more than the "
                                          "limit of 4096");
     }
     SECTION("a string size past 32 bits")
     {
-        ArchiveFile f(with_token(text, tok_first_name_size, "1152921504606846976"));
+        ArchiveFile f(sealed(with_token(text, tok_first_name_size, "1152921504606846976")));
         CHECK(quickly(f) == f.prefix() + "not a readable lapse session: input stream error");
     }
     SECTION("a session tag that claims 2^32-1 bytes")
     {
-        ArchiveFile f(with_token(text, tok_magic_size, "4294967295"));
+        ArchiveFile f(sealed(with_token(text, tok_magic_size, "4294967295")));
         CHECK(quickly(f) == f.prefix() + "not a valid lapse session: session tag is 4294967295 bytes, more than the "
                                          "limit of 4096");
     }
@@ -247,28 +387,28 @@ TEST_CASE("absurd counts and sizes are refused before anything is allocated for 
 
 TEST_CASE("out-of-range values in a window are refused", "[session][values]")
 {
-    const std::string text = saved_session_text();
+    const std::string text = archive_of(saved_session_text());
     SECTION("an unknown timing method")
     {
-        ArchiveFile f(with_token(text, tok_first_method, "9"));
+        ArchiveFile f(sealed(with_token(text, tok_first_method, "9")));
         CHECK(std::string(f.load_error().what()) ==
               f.prefix() + "not a valid lapse session: window timing method has the unknown value 9");
     }
     SECTION("an unknown state")
     {
-        ArchiveFile f(with_token(text, tok_first_state, "4"));
+        ArchiveFile f(sealed(with_token(text, tok_first_state, "4")));
         CHECK(std::string(f.load_error().what()) ==
               f.prefix() + "not a valid lapse session: window state has the unknown value 4");
     }
     SECTION("a ready window that ends before it starts")
     {
-        ArchiveFile f(with_token(with_token(text, tok_first_start, "200"), tok_first_end, "100"));
+        ArchiveFile f(sealed(with_token(with_token(text, tok_first_start, "200"), tok_first_end, "100")));
         CHECK(std::string(f.load_error().what()) ==
               f.prefix() + "not a valid lapse session: window 'alpha' ends before it starts");
     }
     SECTION("a negative number where an unsigned one belongs")
     {
-        ArchiveFile f(with_token(text, tok_first_method, "-1"));
+        ArchiveFile f(sealed(with_token(text, tok_first_method, "-1")));
         CHECK_THAT(f.load_error().what(), Catch::StartsWith(f.prefix() + "not a "));
     }
 }

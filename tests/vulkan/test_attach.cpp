@@ -291,6 +291,43 @@ TEST_CASE("own-mode devices refuse attach", "[vulkan][attach]")
     CHECK(dev.commands()->attach(dev.get(), &info, &stream, &e) == LAPSE_ERROR_UNSUPPORTED);
 }
 
+TEST_CASE("Device::info() after an attach shows the attached streams, with no refresh_info", "[vulkan][attach][core]")
+{
+    g_validation_messages = 0;
+    {
+        HostVulkan vk(/*host_query_reset=*/true);
+        lapse::Runtime runtime;
+        lapse::Device dev = runtime.open(lapse::Config::from_string(
+            std::string("[backend]\nplugin = \"") + LAPSE_VULKAN_PLUGIN_PATH + "\"\nmode = \"attach\"\nvalidation = true\n",
+            "<attach test>", "/"));
+        const lapse::DeviceInfo& at_open = dev.info();
+        CHECK(at_open.stream_count == 0);
+        const std::string name_at_open = at_open.name;
+        const auto* ext = static_cast<const lapse_vulkan_commands*>(dev.extension(LAPSE_VULKAN_COMMANDS_ID));
+        REQUIRE(ext != nullptr);
+        lapse_vulkan_attach_info info = vk.attach_info(true);
+        lapse_stream first = 99, second = 99;
+        lapse_error e = make_error();
+        REQUIRE(ext->attach(dev.handle(), &info, &first, &e) == LAPSE_OK);
+        CHECK(dev.info().stream_count == 1);
+        CHECK(dev.info().has(LAPSE_CAP_DEVICE_CLOCK));
+        INFO("device name after attach: " << dev.info().name);
+        CHECK(dev.info().name.find("not attached") == std::string::npos);
+        CHECK(dev.info().plugin == "vulkan");  // what the core adds is kept
+        REQUIRE(ext->attach(dev.handle(), &info, &second, &e) == LAPSE_OK);
+        CHECK(dev.info().stream_count == 2);
+        // A reference taken before the attach still reads what it read.
+        CHECK(at_open.stream_count == 0);
+        CHECK(at_open.name == name_at_open);
+        // The session records the device as it is now.
+        auto session = std::make_shared<lapse::Session>();
+        dev.record_into(session);
+        CHECK(session->backend().stream_count == 2);
+    }
+    INFO(g_last_message);
+    CHECK(g_validation_messages == 0);
+}
+
 TEST_CASE("Device::refresh_info sees the stream an attach added (info() is what open saw)", "[vulkan][attach][core]")
 {
     g_validation_messages = 0;

@@ -74,6 +74,10 @@ struct Context {
     Device forward1, forward2;
     std::string forward_error;  // why the forward stacks did not open
 
+    // A cuda device for the CUDA figure when the subject is not one
+    // (bench_cuda.cpp); closed when the run ends.
+    Device cuda;
+
     // Big buffers, touched before timing (fresh pages cost ~11 us each here).
     std::vector<lapse_token> big_tokens;
     std::vector<lapse_duration> big_out;
@@ -103,6 +107,7 @@ void add_c_host(Context&, std::vector<FigureSpec>&);      // the C host API vs t
 void add_capture(Context&, std::vector<FigureSpec>&);     // recording cost, rate, size, read back, disabled
 void add_worker(Context&, std::vector<FigureSpec>&);      // cpu worker's thread CPU time per window
 void add_vulkan(Context&, std::vector<FigureSpec>&);      // vulkan recording and readback vs bare Vulkan
+void add_cuda(Context&, std::vector<FigureSpec>&);        // a CUDA window vs two bare cuEventRecord
 
 // Registers a benchmark that runs `fn` and reports the skip reason when the
 // context says the figure cannot run.

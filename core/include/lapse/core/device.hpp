@@ -125,14 +125,16 @@ public:
     ~Device();
 
     explicit operator bool() const noexcept { return core_ != nullptr; }
-    // What the backend said about the device when it opened (or at the
-    // last refresh_info()).
+    // The device as the backend describes it now. An extension can change
+    // it (Vulkan's attach adds a stream): once extension() or handle() has
+    // been handed out, info() asks the backend again on each call (never
+    // on a window's path); before, it is what open saw, at no cost. The
+    // reference stays valid, and reads the same, until the device closes:
+    // a newer answer is a new object. [thread-safe]
     const DeviceInfo& info() const;
-    // Asks the backend again (describe) and returns the fresh answer. An
-    // extension that changes the device (Vulkan's attach adds a stream)
-    // makes the cached info() stale: call this after it. Not concurrently
-    // with info() on other threads (it replaces what info() refers to).
-    // Throws Error when the backend fails to describe itself.
+    // Asks the backend now (describe) and returns its answer; throws Error
+    // when the backend fails to describe itself (info() keeps the last
+    // answer then). [thread-safe]
     const DeviceInfo& refresh_info();
 
     // Hands work to `stream`: `work(void* native)` or `work()`, run exactly

@@ -1,10 +1,12 @@
 // lapse core — a session: the named windows of a run, saved and loaded.
 //
 // A Device attached with record_into(session) adds one WindowRecord per
-// named window when its duration reaches a final state. Sessions save to
-// and load from a Boost.Serialization text archive (versioned classes).
-// Loading is bounded: counts and string sizes are checked before anything
-// is allocated for them, and a damaged file fails with an Error naming it.
+// named window when its duration reaches a final state. A session file is
+// a header line with the SHA-256 of what follows, then a Boost.Serialization
+// text archive (versioned classes); docs/hardening.md describes it. Loading
+// checks the checksum before it parses, then parses with bounds: counts and
+// string sizes are checked before anything is allocated for them. A damaged
+// file fails with an Error naming it and the cause.
 //
 // Thread safety: add() and windows() may be called from any thread.
 #pragma once
@@ -70,8 +72,14 @@ public:
     std::vector<WindowRecord> windows() const;  // a copy, in the order added
     std::size_t size() const;
 
-    // Throw Error (LAPSE_ERROR_INVALID_ARGUMENT for a bad archive,
-    // naming the file and the cause).
+    // True when load() read a file written before session files carried a
+    // checksum (format 1, lapse 0.1): it parsed, but damage to it cannot be
+    // told from data. Saving writes the checksummed format. False for a
+    // session built in memory.
+    bool unverified() const noexcept;
+
+    // Throw Error (LAPSE_ERROR_INVALID_ARGUMENT for a bad or damaged file,
+    // naming the file and the cause: "checksum mismatch" for damage).
     void save(const std::filesystem::path& file) const;
     static Session load(const std::filesystem::path& file);
     // The same on streams; `source_name` names the stream in messages.

@@ -22,9 +22,9 @@
  *    profile_end, submit and sync answer LAPSE_ERROR_UNSUPPORTED on an
  *    attached stream: the plugin never touches your queue.
  *    describe answers for the device as it is now (0 streams and "not
- *    attached yet" before the first attach); a host that cached it, as the
- *    C++ lapse::Device does at open, asks again after attaching
- *    (lapse::Device::refresh_info()).
+ *    attached yet" before the first attach); a host that caches it asks
+ *    again after attaching (the C++ lapse::Device::info() does so itself
+ *    once the extension has been handed out).
  *
  * Timestamp stages: a window's start is written at
  * VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT (when the commands before it have
