@@ -108,6 +108,9 @@ def run_child(env_capture, tmp_path):
     env = dict(os.environ)
     env.pop("LAPSE_CAPTURE", None)
     env.pop("LAPSE_CONFIG", None)
+    # The package this test imported, wherever the child's working directory is.
+    package_dir = os.path.dirname(os.path.dirname(os.path.abspath(lapse.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([package_dir] + [p for p in [env.get("PYTHONPATH")] if p])
     if env_capture is not None:
         env["LAPSE_CAPTURE"] = str(env_capture)
     subprocess.run([sys.executable, "-c", CHILD, str(N)], env=env, cwd=str(tmp_path), check=True, timeout=120)
