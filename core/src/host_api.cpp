@@ -6,6 +6,8 @@
 // inline path plus one call, and a caller's array of lapse_host_duration is
 // a span of Duration for Device::resolve. No exception leaves this file:
 // each entry point catches at the boundary and answers a status.
+#include "host_api_support.hpp"
+
 #include <lapse/core.hpp>
 #include <lapse/host_api.h>
 
@@ -21,17 +23,12 @@
 #include <string_view>
 #include <utility>
 
-struct lapse_host_runtime {
-    lapse::Runtime runtime;
-};
-struct lapse_host_config {
-    lapse::Config config;
-};
-struct lapse_host_device {
-    lapse::Device device;
-};
-
 namespace {
+
+using lapse::host_api::fail;
+using lapse::host_api::guarded;
+using lapse::host_api::null_argument;
+using lapse::host_api::write_error;
 
 static_assert(sizeof(lapse::Window) <= sizeof(lapse_host_window) &&
                   alignof(lapse::Window) <= alignof(lapse_host_window),
@@ -57,52 +54,6 @@ const lapse::Window& as_window(const lapse_host_window* w) noexcept
 lapse::Duration& as_duration(lapse_host_duration* d) noexcept
 {
     return *std::launder(reinterpret_cast<lapse::Duration*>(d));
-}
-
-void write_error(lapse_error* error, lapse_status status, std::string_view message) noexcept
-{
-    if (error == nullptr || error->struct_size < sizeof(lapse_error)) return;
-    error->code = status;
-    std::size_t n = std::min(message.size(), sizeof(error->message) - 1);
-    std::memcpy(error->message, message.data(), n);
-    error->message[n] = '\0';
-}
-
-lapse_status fail(lapse_error* error, lapse_status status, std::string_view message) noexcept
-{
-    write_error(error, status, message);
-    return status;
-}
-
-lapse_status null_argument(lapse_error* error, const char* call, const char* argument) noexcept
-{
-    std::string message;
-    try {
-        message = std::string(call) + ": " + argument + " is NULL";
-    } catch (...) {
-    }
-    return fail(error, LAPSE_ERROR_INVALID_ARGUMENT, message);
-}
-
-// Runs `body` and turns whatever it throws into a status and a message.
-template <class F>
-lapse_status guarded(lapse_error* error, const char* call, F&& body) noexcept
-{
-    try {
-        return body();
-    } catch (const lapse::Error& e) {
-        return fail(error, e.status(), e.what());
-    } catch (const std::bad_alloc&) {
-        return fail(error, LAPSE_ERROR_OUT_OF_MEMORY, std::string_view(call));
-    } catch (const std::exception& e) {
-        try {
-            return fail(error, LAPSE_ERROR_INTERNAL, std::string(call) + ": " + e.what());
-        } catch (...) {
-            return fail(error, LAPSE_ERROR_INTERNAL, std::string_view(call));
-        }
-    } catch (...) {
-        return fail(error, LAPSE_ERROR_INTERNAL, std::string_view(call));
-    }
 }
 
 std::chrono::nanoseconds to_timeout(uint64_t ns) noexcept
@@ -340,19 +291,10 @@ lapse_status lapse_host_config_default(lapse_host_config** out, lapse_error* err
     constexpr const char* call = "lapse_host_config_default";
     if (out == nullptr) return null_argument(error, call, "out");
     *out = nullptr;
-    // The core has no notion of LAPSE_CONFIG yet: this layer reads it.
-    const char* env = std::getenv("LAPSE_CONFIG");
-    if (env == nullptr || env[0] == '\0') return lapse_host_config_builtin(out, error);
-    std::string path(env);
-    lapse_status s = guarded(error, call, [&]() -> lapse_status {
-        *out = new lapse_host_config{lapse::Config::from_file(path)};
+    return guarded(error, call, [&]() -> lapse_status {
+        *out = new lapse_host_config{lapse::default_config()};
         return LAPSE_OK;
     });
-    if (s != LAPSE_OK && error != nullptr && error->struct_size >= sizeof(lapse_error)) {
-        std::string message = "LAPSE_CONFIG=" + path + ": " + error->message;
-        write_error(error, s, message);
-    }
-    return s;
 }
 
 void lapse_host_config_destroy(lapse_host_config* config) { delete config; }
@@ -369,6 +311,18 @@ lapse_status lapse_host_open(lapse_host_runtime* runtime, const lapse_host_confi
     if (config == nullptr) return null_argument(error, call, "config");
     return guarded(error, call, [&]() -> lapse_status {
         *out = new lapse_host_device{runtime->runtime.open(config->config)};
+        return LAPSE_OK;
+    });
+}
+
+lapse_status lapse_host_open_default(lapse_host_runtime* runtime, lapse_host_device** out, lapse_error* error)
+{
+    constexpr const char* call = "lapse_host_open_default";
+    if (out == nullptr) return null_argument(error, call, "out");
+    *out = nullptr;
+    if (runtime == nullptr) return null_argument(error, call, "runtime");
+    return guarded(error, call, [&]() -> lapse_status {
+        *out = new lapse_host_device{runtime->runtime.open_default()};
         return LAPSE_OK;
     });
 }

@@ -16,6 +16,23 @@
 
 namespace lapse {
 
+namespace {
+
+// LAPSE_CONFIG's value as a config: its file, or the builtin one when empty.
+Config config_from_environment(const std::string& path)
+{
+    if (path.empty()) return Config::builtin();
+    try {
+        return Config::from_file(path);
+    } catch (const Error& e) {
+        throw Error(e.status(), "LAPSE_CONFIG=" + path + ": " + e.what());
+    }
+}
+
+}  // namespace
+
+Config default_config() { return config_from_environment(detail::read_environment().config); }
+
 Runtime::Runtime(RuntimeOptions options) : state_(std::make_shared<detail::RuntimeState>())
 {
     for (auto& p : options.search_paths) {
@@ -169,8 +186,9 @@ std::shared_ptr<Capture> Runtime::config_capture(const std::optional<CaptureOpti
 
 Device Runtime::open_default()
 {
-    if (!state_->default_config.empty() && !state_->disabled) return open(Config::from_file(state_->default_config));
-    return open(Config::builtin());
+    // A disabled runtime reads no config at all (open() ignores it).
+    if (state_->disabled) return open(Config::builtin());
+    return open(config_from_environment(state_->default_config));
 }
 
 const std::filesystem::path& PluginLibrary::path() const

@@ -38,6 +38,17 @@ static int c_host_checks = 0;
         }                                                                                         \
     } while (0)
 
+/* A check that a message names what it should. */
+#define CHECK_MESSAGE(err, needle)                                                                  \
+    do {                                                                                            \
+        ++c_host_checks;                                                                            \
+        if (strstr((err).message, (needle)) == NULL) {                                              \
+            ++c_host_failures;                                                                      \
+            fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__, (err).message, \
+                    (needle));                                                                      \
+        }                                                                                           \
+    } while (0)
+
 /* Stops the test at once: what follows cannot run. */
 #define REQUIRE(cond)                                                                       \
     do {                                                                                    \

@@ -4,16 +4,6 @@
  * callback that sees the plugins' lines. Strict C99; the CPU plugin. */
 #include "c_host_test.h"
 
-#define CHECK_MESSAGE(err, needle)                                                                  \
-    do {                                                                                            \
-        ++c_host_checks;                                                                            \
-        if (strstr((err).message, (needle)) == NULL) {                                              \
-            ++c_host_failures;                                                                      \
-            fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__, (err).message, \
-                    (needle));                                                                      \
-        }                                                                                           \
-    } while (0)
-
 static lapse_host_device* open_text(lapse_host_runtime* rt, const char* text, lapse_status want, lapse_error* err)
 {
     lapse_host_config* cfg = NULL;

@@ -71,9 +71,9 @@
 extern "C" {
 #endif
 
-/* Grows when functions are appended; a change to the frozen value types
+/* Grows when functions are appended (2: captures, open_default); a change to the frozen value types
  * below would be a new major (a new header). */
-#define LAPSE_HOST_API_VERSION 1
+#define LAPSE_HOST_API_VERSION 2
 
 /* LAPSE_HOST_API_VERSION of the library actually loaded. [thread-safe] */
 LAPSE_HOST_API uint32_t lapse_host_api_version(void);
@@ -129,8 +129,10 @@ LAPSE_HOST_API lapse_status lapse_host_config_from_string(const char* text, cons
 /* The embedded default: the CPU plugin with 2 streams. [thread-safe] */
 LAPSE_HOST_API lapse_status lapse_host_config_builtin(lapse_host_config** out, lapse_error* error);
 /* The file named by the environment variable LAPSE_CONFIG when it is set
- * and not empty (its errors are prefixed "LAPSE_CONFIG=<path>: "), else the
- * builtin config. [thread-safe, while nothing changes the environment] */
+ * and not empty (read at the call; its errors are prefixed
+ * "LAPSE_CONFIG=<path>: "), else the builtin config: the core's
+ * lapse::default_config(). [thread-safe, while nothing changes the
+ * environment] */
 LAPSE_HOST_API lapse_status lapse_host_config_default(lapse_host_config** out, lapse_error* error);
 /* NULL is ignored. [any thread, after every other call on it returned] */
 LAPSE_HOST_API void lapse_host_config_destroy(lapse_host_config* config);
@@ -141,6 +143,12 @@ LAPSE_HOST_API void lapse_host_config_destroy(lapse_host_config* config);
  * file, key and every layer of a stack. [thread-safe] */
 LAPSE_HOST_API lapse_status lapse_host_open(lapse_host_runtime* runtime, const lapse_host_config* config,
                                             lapse_host_device** out, lapse_error* error);
+
+/* Opens the default config (lapse_host_config_default, with LAPSE_CONFIG
+ * as it stood when the runtime was created); with LAPSE_DISABLE=1, a
+ * device whose windows are no-ops. [thread-safe] */
+LAPSE_HOST_API lapse_status lapse_host_open_default(lapse_host_runtime* runtime, lapse_host_device** out,
+                                                    lapse_error* error);
 
 /* Closes the device: the backend runs the submitted work and abandons the
  * windows still open. Every duration of the device must be final,
@@ -289,6 +297,144 @@ LAPSE_HOST_API void lapse_host_duration_abandon(lapse_host_duration* duration);
  * message) and leaves it "not measured". Call it on every duration before
  * its memory goes. [thread-safe] */
 LAPSE_HOST_API void lapse_host_duration_release(lapse_host_duration* duration);
+
+/* ---- captures: every named window of a run, in a file --------------------
+ *
+ * While a device records into a capture, every named window it closes is
+ * recorded exactly once, whether its duration is resolved, kept or released
+ * unread: a collector thread resolves what the caller did not and appends
+ * it to the file in checksummed chunks (docs/capture-format.md). Unnamed
+ * windows, and windows abandoned (a closure that declined, profile_abandon),
+ * are not recorded. Memory is bounded by `budget_bytes`; past it the
+ * policy drops windows (counted per name, in the file) or blocks the
+ * closing thread. The environment variable LAPSE_CAPTURE=path, read when a
+ * runtime is created, records every device it opens (one file per process).
+ *
+ *   lapse_host_capture_options o = {sizeof o};
+ *   o.path = "run.lapse-capture";
+ *   lapse_host_capture_open(&o, &cap, &err);
+ *   lapse_host_device_record_into(dev, cap, &err);  // or lapse_host_runtime_record_into
+ *   ... named windows ...
+ *   lapse_host_capture_close(cap);                  // the end chunk: a complete file
+ *   lapse_host_capture_destroy(cap);
+ */
+
+typedef struct lapse_host_capture lapse_host_capture;               /* a capture being written */
+typedef struct lapse_host_capture_reader lapse_host_capture_reader; /* a capture file being read */
+
+typedef enum lapse_host_capture_policy {
+    LAPSE_HOST_CAPTURE_DROP = 0, /* past the budget, drop windows and count them per name */
+    LAPSE_HOST_CAPTURE_BLOCK = 1 /* past the budget, the closing thread waits for room */
+} lapse_host_capture_policy;
+
+typedef struct lapse_host_capture_options {
+    uint32_t struct_size;  /* sizeof(lapse_host_capture_options) */
+    uint32_t policy;       /* lapse_host_capture_policy */
+    const char* path;      /* the file, created or truncated; copied */
+    uint64_t budget_bytes; /* windows queued or still unresolved, at most; 0: 4 MiB */
+    uint32_t flush_ms;     /* at most this long between chunk writes; 0: 100 */
+    uint32_t reserved;     /* 0 */
+} lapse_host_capture_options;
+
+/* Opens the file, writes its header and starts the collector. A file that
+ * cannot be created answers an error naming the path and the cause.
+ * [thread-safe] */
+LAPSE_HOST_API lapse_status lapse_host_capture_open(const lapse_host_capture_options* options,
+                                                    lapse_host_capture** out, lapse_error* error);
+/* The capture the runtime's devices record into by default (set by
+ * lapse_host_runtime_record_into, or LAPSE_CAPTURE's), as a new handle;
+ * *out is NULL when there is none. [thread-safe] */
+LAPSE_HOST_API lapse_status lapse_host_runtime_capture(lapse_host_runtime* runtime, lapse_host_capture** out,
+                                                       lapse_error* error);
+/* Every device the runtime opens from now on records into `capture`
+ * (overriding LAPSE_CAPTURE and a config's [capture] table); NULL returns
+ * to those. Devices already open are not changed. [thread-safe] */
+LAPSE_HOST_API lapse_status lapse_host_runtime_record_into(lapse_host_runtime* runtime, lapse_host_capture* capture,
+                                                           lapse_error* error);
+/* Every named window the device closes from now on goes into `capture`;
+ * NULL stops. The previous capture first gets the device's windows still
+ * pending. LAPSE_ERROR_CLOSED on a closed device. [thread-safe] */
+LAPSE_HOST_API lapse_status lapse_host_device_record_into(lapse_host_device* device, lapse_host_capture* capture,
+                                                          lapse_error* error);
+/* Writes what is queued and resolved now as one chunk, and waits for it.
+ * [thread-safe] */
+LAPSE_HOST_API lapse_status lapse_host_capture_flush(lapse_host_capture* capture, lapse_error* error);
+
+typedef struct lapse_host_capture_stats {
+    uint32_t struct_size; /* set by the caller: sizeof(lapse_host_capture_stats) */
+    uint32_t reserved;
+    uint64_t recorded;        /* windows written into chunks */
+    uint64_t dropped;         /* windows dropped by the policy (or after close) */
+    uint64_t queued;          /* handed to the collector, not yet written */
+    uint64_t bytes_written;   /* file bytes */
+    uint64_t chunks;
+    uint64_t peak_held_bytes; /* the most memory ever held (at most budget_bytes) */
+    uint64_t budget_bytes;
+} lapse_host_capture_stats;
+
+/* Counters since the capture opened. [thread-safe] */
+LAPSE_HOST_API lapse_status lapse_host_capture_stats_of(const lapse_host_capture* capture,
+                                                        lapse_host_capture_stats* out, lapse_error* error);
+/* Drains every queued window (resolving what is pending), writes the end
+ * chunk and stops the collector: the file is complete. Devices that still
+ * record into it drop their windows (counted). Idempotent; cannot fail.
+ * [thread-safe] */
+LAPSE_HOST_API void lapse_host_capture_close(lapse_host_capture* capture);
+/* Lets go of the handle. Devices and runtimes recording into the capture
+ * keep it open; it closes when the last of them lets go. NULL is ignored.
+ * [any thread, once, after every other call on this handle returned] */
+LAPSE_HOST_API void lapse_host_capture_destroy(lapse_host_capture* capture);
+
+/* Reading a capture: one window at a time, in constant memory. A damaged
+ * chunk (its checksum fails) is counted and skipped, never read as data. */
+
+/* A file that cannot be opened or is not a capture answers
+ * LAPSE_ERROR_INVALID_ARGUMENT naming the file. [thread-safe] */
+LAPSE_HOST_API lapse_status lapse_host_capture_reader_open(const char* path, lapse_host_capture_reader** out,
+                                                           lapse_error* error);
+
+typedef struct lapse_host_captured_window {
+    uint32_t struct_size;  /* set by the caller: sizeof(lapse_host_captured_window) */
+    uint32_t source;       /* which device (in order of first appearance, from 0) */
+    lapse_stream stream;
+    uint32_t state;        /* lapse_duration_state: READY, NOT_MEASURED or FAILED */
+    uint32_t method;       /* lapse_timing_method */
+    uint32_t clock_domain; /* lapse_clock_domain of start_ns / end_ns */
+    int64_t start_ns;      /* when READY */
+    int64_t end_ns;
+    lapse_status failure;  /* when FAILED */
+    uint32_t reserved;
+    uint64_t flags;        /* LAPSE_DURATION_* of a READY window */
+    uint64_t thread;       /* the OS thread that opened the window */
+    uint64_t close_thread; /* the OS thread that closed it */
+    /* NUL-terminated, owned by the reader, valid until its next call. */
+    const char* name;
+    const char* cause;     /* why it failed or was not measured; "" when unknown */
+} lapse_host_captured_window;
+
+/* The next window into *out: *found is 1, or 0 at the end of the file.
+ * [one thread at a time per reader] */
+LAPSE_HOST_API lapse_status lapse_host_capture_reader_next(lapse_host_capture_reader* reader,
+                                                           lapse_host_captured_window* out, int* found,
+                                                           lapse_error* error);
+
+typedef struct lapse_host_capture_summary {
+    uint32_t struct_size;   /* set by the caller: sizeof(lapse_host_capture_summary) */
+    uint32_t complete;      /* 1: the end chunk was read (closed, not cut short) */
+    uint64_t windows_read;
+    uint64_t chunks_read;
+    uint64_t dropped_total; /* windows the policy dropped, all names */
+    uint64_t damaged_bytes; /* bytes skipped as damage */
+    uint32_t damage_count;  /* damaged ranges */
+    uint32_t source_count;  /* devices seen */
+} lapse_host_capture_summary;
+
+/* What the reader saw so far; final once next() answered *found = 0.
+ * [one thread at a time per reader] */
+LAPSE_HOST_API lapse_status lapse_host_capture_reader_summary(const lapse_host_capture_reader* reader,
+                                                              lapse_host_capture_summary* out, lapse_error* error);
+/* NULL is ignored. [any thread, once, after every other call on it returned] */
+LAPSE_HOST_API void lapse_host_capture_reader_destroy(lapse_host_capture_reader* reader);
 
 /* ---- backend extensions and the raw C ABI (the Vulkan attach path) ------- */
 

@@ -6,6 +6,7 @@
     with dev.window("step", stream=0) as w:
         dev.submit(0, work)              # work() runs on the stream
     print(w.duration.resolve())          # an Interval, or None when not measured
+    rt.record_into("run.lapse-capture")  # devices opened from now on record every named window
 
 The extension (_lapse) binds the C++ API with pybind11; see docs/python.md.
 """
@@ -23,6 +24,10 @@ from ._lapse import (  # noqa: F401  (the public names)
     STATE_NOT_MEASURED,
     STATE_PENDING,
     STATE_READY,
+    Capture,
+    CapturedWindow,
+    CaptureReader,
+    CaptureStats,
     Config,
     Device,
     DeviceInfo,

@@ -13,6 +13,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,10 @@ std::chrono::nanoseconds to_timeout(const py::object& seconds);
 void bind_errors(py::module_& m);
 void bind_durations(py::module_& m);
 void bind_device(py::module_& m);
+// Capture, CaptureReader, CapturedWindow, CaptureStats.
+void bind_capture(py::module_& m);
+// A lapse.Capture, a path (a capture opened with the defaults) or None (null).
+std::shared_ptr<lapse::Capture> capture_from(const py::object& target);
 // Device.window() and its context manager (after bind_device and bind_durations).
 void bind_window_scope(py::module_& m);
 

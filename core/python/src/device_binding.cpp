@@ -160,6 +160,23 @@ void bind_device(py::module_& m)
             py::arg("durations"), py::arg("timeout") = py::none(),
             "Resolves a Durations or a sequence of Duration in bulk: a Resolution of NumPy arrays.")
         .def(
+            "record_into",
+            [](PyDevice& d, const py::object& target) -> py::object {
+                std::shared_ptr<lapse::Capture> capture = capture_from(target);
+                lapse::Device& dev = d.live();
+                {
+                    // The previous capture first gets the pending windows,
+                    // which may wait on Python work on a stream.
+                    py::gil_scoped_release released;
+                    dev.record_into(capture);
+                }
+                if (!capture) return py::none();
+                return py::cast(capture);
+            },
+            py::arg("capture"),
+            "Every named window this device closes from now on goes into `capture` (a Capture or a path); None "
+            "stops. Returns the Capture.")
+        .def(
             "extension",
             [](PyDevice& d, const std::string& id) -> py::object {
                 const void* p = d.live().extension(id.c_str());

@@ -4,7 +4,6 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
-#include <cstdlib>
 #include <filesystem>
 
 namespace lapse::python {
@@ -13,19 +12,6 @@ namespace {
 
 // The exception type, created once with the module.
 PyObject* error_type = nullptr;
-
-// LAPSE_CONFIG when set and not empty, else the builtin config (the core
-// itself does not read LAPSE_CONFIG; the C host API does the same).
-lapse::Config default_config()
-{
-    const char* env = std::getenv("LAPSE_CONFIG");
-    if (env == nullptr || env[0] == '\0') return lapse::Config::builtin();
-    try {
-        return lapse::Config::from_file(env);
-    } catch (const lapse::Error& e) {
-        throw lapse::Error(e.status(), std::string("LAPSE_CONFIG=") + env + ": " + e.what());
-    }
-}
 
 }  // namespace
 
@@ -89,13 +75,14 @@ PYBIND11_MODULE(_lapse, m)
             },
             py::arg("text"), py::arg("source_name") = "<string>", py::arg("base_dir") = py::none())
         .def_static("builtin", &lapse::Config::builtin, "The CPU plugin with 2 streams.")
-        .def_static("default", &default_config, "The file LAPSE_CONFIG names, else the builtin config.")
+        .def_static("default", &lapse::default_config, "The file LAPSE_CONFIG names (read now), else the builtin config.")
         .def_property_readonly("source_name", &lapse::Config::source_name)
         .def_property_readonly("backend_plugin", &lapse::Config::backend_plugin);
 
     bind_durations(m);
     bind_device(m);
     bind_window_scope(m);
+    bind_capture(m);
 
     py::class_<lapse::Runtime>(m, "Runtime", "Loads plugins and opens devices.")
         .def(py::init([](const std::vector<std::filesystem::path>& search_paths) {
@@ -109,7 +96,7 @@ PYBIND11_MODULE(_lapse, m)
             [](lapse::Runtime& rt, const py::object& config) {
                 lapse::Device d;
                 if (config.is_none())
-                    d = rt.open(default_config());
+                    d = rt.open_default();  // LAPSE_CONFIG as it stood when the runtime was made
                 else if (py::isinstance<lapse::Config>(config))
                     d = rt.open(config.cast<const lapse::Config&>());
                 else
@@ -117,5 +104,20 @@ PYBIND11_MODULE(_lapse, m)
                 return std::make_unique<PyDevice>(std::move(d));
             },
             py::arg("config") = py::none(),
-            "Opens a device: from a Config, a config file's path, or (None) LAPSE_CONFIG / the builtin config.");
+            "Opens a device: from a Config, a config file's path, or (None) LAPSE_CONFIG / the builtin config.")
+        .def(
+            "record_into",
+            [](lapse::Runtime& rt, const py::object& target) -> py::object {
+                std::shared_ptr<lapse::Capture> capture = capture_from(target);
+                rt.record_into(capture);
+                if (!capture) return py::none();
+                return py::cast(capture);
+            },
+            py::arg("capture"),
+            "Every device this runtime opens from now on records its named windows into `capture` (a Capture, "
+            "or a path: a Capture opened with the defaults); None returns to LAPSE_CAPTURE / the config's "
+            "[capture]. Returns the Capture.")
+        .def_property_readonly(
+            "capture", [](const lapse::Runtime& rt) { return rt.capture(); },
+            "The capture this runtime's devices record into by default (record_into, LAPSE_CAPTURE), or None.");
 }

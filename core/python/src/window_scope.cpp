@@ -10,6 +10,7 @@
 // Device::profile_start, profile_end, profile_abandon.
 #include "binding.hpp"
 
+#include <cstring>
 #include <new>
 #include <string_view>
 
@@ -45,6 +46,12 @@ struct ScopeObject {
     lapse::Duration duration;
 };
 
+// Scopes freed are kept for the next window() (as CPython keeps floats and
+// frames): a `with` block then allocates no scope. Touched with the GIL held.
+constexpr int kFreeScopesMax = 16;
+ScopeObject* free_scopes[kFreeScopesMax];
+int free_scope_count = 0;
+
 void scope_dealloc(PyObject* self)
 {
     auto* s = reinterpret_cast<ScopeObject*>(self);
@@ -54,6 +61,10 @@ void scope_dealloc(PyObject* self)
     Py_XDECREF(s->name);
     Py_XDECREF(s->into_obj);
     Py_XDECREF(s->device_obj);
+    if (free_scope_count < kFreeScopesMax) {
+        free_scopes[free_scope_count++] = s;
+        return;
+    }
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -141,6 +152,16 @@ PyTypeObject scope_type = [] {
     return t;
 }();
 
+// A zeroed scope with a reference count of one.
+ScopeObject* new_scope()
+{
+    if (free_scope_count == 0) return reinterpret_cast<ScopeObject*>(scope_type.tp_alloc(&scope_type, 0));
+    ScopeObject* s = free_scopes[--free_scope_count];
+    std::memset(reinterpret_cast<char*>(s) + sizeof(PyObject), 0, sizeof(ScopeObject) - sizeof(PyObject));
+    PyObject_Init(reinterpret_cast<PyObject*>(s), &scope_type);  // a fresh reference, as tp_alloc gives
+    return s;
+}
+
 // Interned keyword names: the interpreter passes interned names, so the
 // pointer test answers almost always.
 PyObject* kw_name = nullptr;
@@ -148,7 +169,20 @@ PyObject* kw_stream = nullptr;
 PyObject* kw_flush = nullptr;
 PyObject* kw_into = nullptr;
 
-bool same_name(PyObject* a, PyObject* b) { return a == b || PyUnicode_Compare(a, b) == 0; }
+PyObject** const keywords[4] = {&kw_name, &kw_stream, &kw_flush, &kw_into};
+
+// The position of keyword `key` (name, stream, flush, into), or -1. By
+// identity first: the interpreter passes the interned names, so a string
+// comparison is only for keys built at run time.
+int keyword_index(PyObject* key)
+{
+    for (int i = 0; i < 4; ++i)
+        if (key == *keywords[i]) return i;
+    for (int i = 0; i < 4; ++i)
+        if (PyUnicode_Compare(key, *keywords[i]) == 0) return i;
+    if (PyErr_Occurred()) PyErr_Clear();  // not a str: reported as unexpected below
+    return -1;
+}
 
 // Device.window(name=None, stream=0, flush=False, into=None)
 PyObject* device_window(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames)
@@ -167,8 +201,7 @@ PyObject* device_window(PyObject* self, PyObject* const* args, Py_ssize_t nargsf
     const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t i = 0; i < nkw; ++i) {
         PyObject* key = PyTuple_GET_ITEM(kwnames, i);
-        int at = same_name(key, kw_name) ? 0 : same_name(key, kw_stream) ? 1 : same_name(key, kw_flush) ? 2
-                 : same_name(key, kw_into) ? 3 : -1;
+        const int at = keyword_index(key);
         if (at < 0 || values[at] != nullptr) {
             PyErr_Format(PyExc_TypeError, "window() got %s keyword argument '%U'",
                          at < 0 ? "an unexpected" : "a repeated", key);
@@ -204,7 +237,7 @@ PyObject* device_window(PyObject* self, PyObject* const* args, Py_ssize_t nargsf
         return nullptr;
     }
 
-    auto* s = reinterpret_cast<ScopeObject*>(scope_type.tp_alloc(&scope_type, 0));  // zeroed
+    ScopeObject* s = new_scope();
     if (s == nullptr) return nullptr;
     new (&s->window) lapse::Window();
     new (&s->duration) lapse::Duration();

@@ -61,6 +61,13 @@ namespace detail {
 struct RuntimeState;
 }
 
+// The config a host opens when it names none: the file the environment
+// variable LAPSE_CONFIG names when it is set and not empty (read at the
+// call; a failure's message starts "LAPSE_CONFIG=<path>: "), else
+// Config::builtin(). The one place that reads LAPSE_CONFIG: the C host API
+// and the Python package ask here.
+LAPSE_CORE_API Config default_config();
+
 class LAPSE_CORE_API Runtime {
 public:
     explicit Runtime(RuntimeOptions options = {});
@@ -71,7 +78,8 @@ public:
 
     // Opens the device the config's [backend] table names.
     Device open(const Config& config);
-    // open() of LAPSE_CONFIG's file when set, else of Config::builtin().
+    // open() of default_config() as LAPSE_CONFIG stood when this runtime
+    // was constructed.
     Device open_default();
     // Every device this runtime opens from now on records into `capture`
     // (overriding LAPSE_CAPTURE and a config's [capture] table); null
