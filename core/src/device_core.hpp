@@ -41,6 +41,7 @@ struct CallError : CallErrorBuffer {
 struct RuntimeState;
 
 class CaptureCore;
+struct NoteChannel;
 
 // A note handed to a capture is shared by the caller's Duration and the
 // collector. Whoever resolves the window first claims it (pending -> busy),
@@ -60,6 +61,7 @@ struct WindowNote {
     std::atomic<uint32_t> refs{1};
     std::atomic<uint32_t> claim{note_unshared};
     DeviceCore* device = nullptr;
+    NoteChannel* channel = nullptr;  // the closing thread's link to the capture
     TokenWords token{};
     Stream stream = 0;
     uint32_t source = 0;          // the device's id in the capture

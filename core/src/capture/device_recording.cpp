@@ -48,7 +48,6 @@ void DeviceCore::capture_window(Duration& d) noexcept
     n->token = d.token_words();
     n->stream = d.stream();
     n->source = capture_source.load(std::memory_order_relaxed);
-    n->close_thread = current_thread_id();
     n->cost = static_cast<uint32_t>(sizeof(WindowNote)) + heap_bytes(n->name) + heap_bytes(n->message);
     if (d.pending()) {
         n->claim.store(note_pending, std::memory_order_relaxed);
@@ -57,7 +56,7 @@ void DeviceCore::capture_window(Duration& d) noexcept
         n->claim.store(note_final, std::memory_order_relaxed);
     }
     n->refs.store(2, std::memory_order_relaxed);
-    if (!c->admit(n)) {  // dropped (counted): nobody else has seen the note
+    if (!c->admit(n)) {  // sets close_thread  // dropped (counted): nobody else has seen the note
         n->refs.store(1, std::memory_order_relaxed);
         n->claim.store(note_unshared, std::memory_order_relaxed);
     }

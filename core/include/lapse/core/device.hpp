@@ -165,6 +165,12 @@ public:
     LAPSE_DETAIL_HOT_INLINE Window profile_start(Stream stream, std::string_view name = {})
     {
         if (!name.empty() || plugin_ == nullptr) [[unlikely]] {
+            if (disabled_) {
+                // LAPSE_DISABLE: nothing opens, nothing is recorded, no call.
+                Window w;
+                w.stream_ = stream;
+                return w;
+            }
             Window w = profile_start_slow(stream, name);
             return Window(std::move(w), Window::FromSlowPath{});
         }
@@ -198,6 +204,12 @@ public:
         // A device window always has device_ set, so a closed device (core_
         // null) never matches it and needs no test of its own here.
         if (!window.fast_ || window.kind_ != Window::Kind::device || window.device_ != core) [[unlikely]] {
+            if (disabled_ && !window.open()) {
+                // LAPSE_DISABLE: a window that never opened, not measured.
+                Duration d;
+                d.set_stream(window.stream_);
+                return d;
+            }
             // Named, system time, failed, closed, foreign: on a copy (see above).
             Window w(std::move(window));
             Duration d = end_slow(w, options);
@@ -287,6 +299,9 @@ private:
     // once closed).
     const lapse_plugin* plugin_ = nullptr;
     lapse_device* device_ = nullptr;
+    // LAPSE_DISABLE: every window is a no-op, answered inline (plugin_ is
+    // null too, so the fast path's first test leads here).
+    bool disabled_ = false;
 };
 
 }  // namespace lapse
