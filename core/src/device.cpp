@@ -152,6 +152,7 @@ void DeviceCore::fail(Duration& d, lapse_status status, std::string message)
 void DeviceCore::record(const Duration& d)
 {
     if (d.note_ == nullptr || d.note_->name.empty() || d.pending()) return;
+    if (!has_session.load(std::memory_order_acquire)) return;
     std::shared_ptr<Session> target;
     {
         std::lock_guard lock(session_mutex);
@@ -526,6 +527,7 @@ void Device::record_into(std::shared_ptr<Session> session)
         session->set_backend(BackendRecord{i.plugin, i.plugin_version, i.name, i.stream_count, i.capabilities});
     }
     std::lock_guard lock(core_->session_mutex);
+    core_->has_session.store(session != nullptr, std::memory_order_release);
     core_->session = std::move(session);
 }
 

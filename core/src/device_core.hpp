@@ -137,6 +137,9 @@ public:
 
     std::mutex session_mutex;
     std::shared_ptr<Session> session;
+    // Whether `session` is set, read without the lock: a device that
+    // records only into a capture takes no mutex per window.
+    std::atomic<bool> has_session{false};
 
     // The capture this device records into (null: none). Read per named
     // window without a lock; every capture ever attached is kept alive

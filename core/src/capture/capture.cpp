@@ -364,8 +364,12 @@ bool CaptureCore::process(std::chrono::nanoseconds timeout, DeviceCore* only) no
         }
     }
     pending_.resize(kept);
-    std::sort(pending_.begin(), pending_.end(),
-              [](const WindowNote* a, const WindowNote* b) { return std::less<>()(a->device, b->device); });
+    // Grouped by device, one resolve call each; usually there is one device.
+    if (std::adjacent_find(pending_.begin(), pending_.end(), [](const WindowNote* a, const WindowNote* b) {
+            return a->device != b->device;
+        }) != pending_.end())
+        std::stable_sort(pending_.begin(), pending_.end(),
+                         [](const WindowNote* a, const WindowNote* b) { return std::less<>()(a->device, b->device); });
     std::size_t i = 0;
     while (i < pending_.size()) {
         DeviceCore* device = pending_[i]->device;

@@ -164,8 +164,11 @@ void DeviceCore::finish_resolved(Duration& d)
 
 std::size_t DeviceCore::resolve_notes(WindowNote** notes, std::size_t count, std::chrono::nanoseconds timeout)
 {
-    std::vector<Duration> durations(count);
-    std::vector<Duration*> items(count);
+    // The collector's buffers, kept from round to round (it is one thread).
+    static thread_local std::vector<Duration> durations;
+    static thread_local std::vector<Duration*> items;
+    durations.resize(count);
+    items.resize(count);
     for (std::size_t i = 0; i < count; ++i) {
         Duration& d = durations[i];
         d.device_ = this;
@@ -177,7 +180,8 @@ std::size_t DeviceCore::resolve_notes(WindowNote** notes, std::size_t count, std
     }
     resolve(items.data(), count, timeout, true);
     for (Duration& d : durations) {
-        // The collector holds the notes' references itself.
+        // The collector holds the notes' references itself (and the
+        // buffers keep only moved-from, empty Durations).
         d.device_ = nullptr;
         d.note_ = nullptr;
     }
