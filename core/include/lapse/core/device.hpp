@@ -237,6 +237,22 @@ public:
     // Gives the window up. Cannot fail.
     void profile_abandon(Window& window) noexcept;
 
+    // Windows a backend extension writes where the host records its own
+    // work (Vulkan attach mode: cmd_profile_start / cmd_profile_end into
+    // the host's VkCommandBuffer; lapse/core/vulkan_attach.hpp wraps them).
+    // The wrapper makes the extension's call and hands its answer here, so
+    // the window becomes a Window and then a Duration like any other: named
+    // ones are recorded into the session and capture, dropped Durations
+    // included. adopt_start: `status` and `token` as the extension's start
+    // returned them (LAPSE_NO_WINDOW, no clock on the stream, gives a
+    // window that ends not measured, with the cause). adopt_end: the
+    // extension's end of `window` returned `status`; a window that is not
+    // an open device window of this device ends as profile_end would end it
+    // (failed, closed, foreign), without the extension's answer.
+    Window adopt_start(Stream stream, lapse_status status, lapse_token token, const lapse_error* error,
+                       std::string_view name = {});
+    Duration adopt_end(Window& window, lapse_status status, const lapse_error* error);
+
     // The closure-bracketed helper (see the top of this file).
     template <class F>
     Duration profile(Stream stream, F&& closure, ProfileOptions options = {})
