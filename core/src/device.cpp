@@ -3,6 +3,8 @@
 // system-time fallback, run-anyway on open failure, and resolve.
 #include "device_core.hpp"
 
+#include "capture/thread_recording.hpp"
+
 #include "plugin_text.hpp"
 #include "runtime_state.hpp"
 
@@ -39,17 +41,15 @@ uint64_t current_thread_id() noexcept
 
 WindowNote* make_note(std::string_view name)
 {
-    auto* note = new WindowNote;
+    WindowNote* note = take_note();  // its thread set
     note->name.assign(name);
-    note->thread = current_thread_id();
     return note;
 }
 
 void set_note_message(WindowNote*& note, std::string message)
 {
     if (note == nullptr) {
-        note = new WindowNote;
-        note->thread = current_thread_id();
+        note = take_note();
     }
     note->message = std::move(message);
 }
@@ -71,7 +71,7 @@ void free_note(WindowNote* note) noexcept
     // A note shared with a capture is freed by whichever side lets go last.
     if (note->claim.load(std::memory_order_relaxed) == note_unshared ||
         note->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
-        delete note;
+        keep_note(note);
 }
 
 void release_parts(DeviceCore* device, lapse_token token, WindowNote* note) noexcept
@@ -190,6 +190,7 @@ void DeviceCore::fail(Duration& d, lapse_status status, std::string message)
 void DeviceCore::record(const Duration& d)
 {
     if (d.note_ == nullptr || d.note_->name.empty() || d.pending()) return;
+    if (!has_session.load(std::memory_order_acquire)) return;
     std::shared_ptr<Session> target;
     {
         std::lock_guard lock(session_mutex);
@@ -260,12 +261,12 @@ Device::Device(std::unique_ptr<detail::DeviceCore> core) noexcept
     // A disabled device keeps no plugin for the inline path, so its windows
     // take the slow path's first test and return (no plugin call at all).
     : core_(std::move(core)), plugin_(core_ && !core_->disabled ? core_->windows.plugin : nullptr),
-      device_(core_ ? core_->windows.device : nullptr)
+      device_(core_ ? core_->windows.device : nullptr), disabled_(core_ && core_->disabled)
 {
 }
 Device::Device(Device&& other) noexcept
     : core_(std::move(other.core_)), plugin_(std::exchange(other.plugin_, nullptr)),
-      device_(std::exchange(other.device_, nullptr))
+      device_(std::exchange(other.device_, nullptr)), disabled_(std::exchange(other.disabled_, false))
 {
 }
 Device& Device::operator=(Device&& other) noexcept
@@ -275,6 +276,7 @@ Device& Device::operator=(Device&& other) noexcept
         core_ = std::move(other.core_);
         plugin_ = std::exchange(other.plugin_, nullptr);
         device_ = std::exchange(other.device_, nullptr);
+        disabled_ = std::exchange(other.disabled_, false);
     }
     return *this;
 }
@@ -284,6 +286,7 @@ void Device::close() noexcept
 {
     plugin_ = nullptr;
     device_ = nullptr;
+    disabled_ = false;  // a closed device answers "closed", disabled or not
     detail::DeviceCore::retire(std::move(core_));
 }
 
@@ -566,6 +569,7 @@ void Device::record_into(std::shared_ptr<Session> session)
         session->set_backend(BackendRecord{i.plugin, i.plugin_version, i.name, i.stream_count, i.capabilities});
     }
     std::lock_guard lock(core_->session_mutex);
+    core_->has_session.store(session != nullptr, std::memory_order_release);
     core_->session = std::move(session);
 }
 

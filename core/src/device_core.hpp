@@ -41,6 +41,7 @@ struct CallError : CallErrorBuffer {
 struct RuntimeState;
 
 class CaptureCore;
+struct NoteChannel;
 
 // A note handed to a capture is shared by the caller's Duration and the
 // collector. Whoever resolves the window first claims it (pending -> busy),
@@ -60,6 +61,7 @@ struct WindowNote {
     std::atomic<uint32_t> refs{1};
     std::atomic<uint32_t> claim{note_unshared};
     DeviceCore* device = nullptr;
+    NoteChannel* channel = nullptr;  // the closing thread's link to the capture
     TokenWords token{};
     Stream stream = 0;
     uint32_t source = 0;          // the device's id in the capture
@@ -148,6 +150,9 @@ public:
 
     std::mutex session_mutex;
     std::shared_ptr<Session> session;
+    // Whether `session` is set, read without the lock: a device that
+    // records only into a capture takes no mutex per window.
+    std::atomic<bool> has_session{false};
 
     // The capture this device records into (null: none). Read per named
     // window without a lock; every capture ever attached is kept alive

@@ -46,7 +46,7 @@ Runtime::Runtime(RuntimeOptions options) : state_(std::make_shared<detail::Runti
     state_->disabled = env.disabled;
     state_->default_config = env.config;
     if (!env.capture.empty() && !env.disabled) {
-        state_->capture = state_->env_capture = detail::environment_capture(env.capture);
+        state_->capture = state_->env_capture = detail::environment_capture(env.capture, env.capture_options);
         state_->env_capture_path = env.capture;
     }
 }

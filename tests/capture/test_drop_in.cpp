@@ -47,6 +47,64 @@ TEST_CASE("LAPSE_CAPTURE records every named window of every device the runtime 
     CHECK_FALSE(r.complete);  // closed (its end chunk written) when the process exits
 }
 
+TEST_CASE("LAPSE_CAPTURE_BUDGET, _POLICY and _FLUSH_MS set the budget, policy and flush interval of LAPSE_CAPTURE's capture", "[capture][env]")
+{
+    TempDir dir;
+    const auto file = dir.path / "env-settings.lapse-capture";
+    EnvVar capture("LAPSE_CAPTURE", file.string());
+    EnvVar budget("LAPSE_CAPTURE_BUDGET", "8MiB");
+    EnvVar policy("LAPSE_CAPTURE_POLICY", "block");
+    EnvVar flush("LAPSE_CAPTURE_FLUSH_MS", "20");
+    lapse::Runtime runtime;
+    const std::shared_ptr<lapse::Capture> c = runtime.capture();
+    REQUIRE(c);
+    CHECK(c->options().budget_bytes == 8u << 20);
+    CHECK(c->options().policy == lapse::CapturePolicy::block);
+    CHECK(c->options().flush_interval == std::chrono::milliseconds(20));
+    CHECK(c->stats().budget_bytes == 8u << 20);
+}
+
+TEST_CASE("a bad LAPSE_CAPTURE_* value is refused with the variable, its value and the cause", "[capture][env]")
+{
+    auto error = [](const char* name, const char* value) {
+        EnvVar v(name, value);
+        try {
+            lapse::Runtime runtime;
+        } catch (const lapse::Error& e) {
+            CHECK(e.status() == LAPSE_ERROR_CONFIG);
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(error("LAPSE_CAPTURE_BUDGET", "8 parsecs") ==
+          "LAPSE_CAPTURE_BUDGET='8 parsecs': unknown unit 'parsecs' (B, KiB, MiB or GiB)");
+    CHECK(error("LAPSE_CAPTURE_BUDGET", "lots") == "LAPSE_CAPTURE_BUDGET='lots': not a size (say 8MiB, \"512 KiB\" or 4194304)");
+    CHECK(error("LAPSE_CAPTURE_BUDGET", "1KiB") == "LAPSE_CAPTURE_BUDGET='1KiB': out of range (64 KiB to 1 TiB)");
+    CHECK(error("LAPSE_CAPTURE_BUDGET", "99999999999999999999") ==
+          "LAPSE_CAPTURE_BUDGET='99999999999999999999': out of range (64 KiB to 1 TiB)");
+    CHECK(error("LAPSE_CAPTURE_POLICY", "maybe") == "LAPSE_CAPTURE_POLICY='maybe': unknown policy (drop or block)");
+    CHECK(error("LAPSE_CAPTURE_FLUSH_MS", "soon") ==
+          "LAPSE_CAPTURE_FLUSH_MS='soon': not a whole number of milliseconds");
+    CHECK(error("LAPSE_CAPTURE_FLUSH_MS", "1000") == "LAPSE_CAPTURE_FLUSH_MS='1000': out of range (1 to 100)");
+}
+
+TEST_CASE("LAPSE_CAPTURE_BUDGET reads the units a person writes", "[capture][env]")
+{
+    TempDir dir;
+    int n = 0;
+    // One capture per path for the whole process: a fresh path each time.
+    auto budget = [&](const char* text) {
+        EnvVar capture("LAPSE_CAPTURE", (dir.path / ("units-" + std::to_string(n++) + ".lapse-capture")).string());
+        EnvVar b("LAPSE_CAPTURE_BUDGET", text);
+        return lapse::Runtime().capture()->options().budget_bytes;
+    };
+    CHECK(budget("65536") == 65536);
+    CHECK(budget("8MiB") == 8u << 20);
+    CHECK(budget("512 KiB") == 512u << 10);
+    CHECK(budget("1 GiB") == 1u << 30);
+    CHECK(budget("100000 B") == 100000);
+}
+
 TEST_CASE("LAPSE_CONFIG chooses the config of a host that asks for the default", "[capture][env]")
 {
     TempDir dir;

@@ -67,14 +67,17 @@ private:
     int fd_ = -1;
 };
 
-std::size_t queue_capacity(uint64_t budget)
+std::size_t ring_capacity(uint64_t budget)
 {
-    // One cell per note the budget can hold, as a power of two.
+    // One slot per note the budget can hold, as a power of two; past 64 Ki
+    // a full ring reads as a full budget (the collector pulls far sooner).
     const uint64_t notes = std::max<uint64_t>(budget / sizeof(WindowNote), 64);
     std::size_t cap = 64;
-    while (cap < notes && cap < (std::size_t{1} << 22)) cap <<= 1;
+    while (cap < notes && cap < (std::size_t{1} << 16)) cap <<= 1;
     return cap;
 }
+
+std::atomic<uint64_t> next_capture_id{1};
 
 std::string host_name()
 {
@@ -141,7 +144,10 @@ int64_t realtime_now_ns() noexcept
 CaptureCore::CaptureCore(CaptureOptions options)
     : options_(std::move(options)),
       writer_(*(options_.sink ? options_.sink : (options_.sink = std::make_shared<FileSink>(options_.path)))),
-      queue_(queue_capacity(options_.budget_bytes))
+      id_(next_capture_id.fetch_add(1, std::memory_order_relaxed)), ring_size_(ring_capacity(options_.budget_bytes)),
+      // A sixteenth each: a few threads share the budget, and one thread
+      // touches the shared counter once per ~budget/16 bytes of windows.
+      slice_(std::max<uint64_t>(options_.budget_bytes / 16, sizeof(WindowNote)))
 {
     if (options_.flush_interval.count() <= 0) options_.flush_interval = std::chrono::milliseconds(100);
     CaptureHeader header;
@@ -169,27 +175,6 @@ uint32_t CaptureCore::add_source(CaptureSource source)
     has_requests_.store(true, std::memory_order_release);
     wake_.notify_one();
     return id;
-}
-
-bool CaptureCore::admit(WindowNote* note) noexcept
-{
-    const uint64_t cost = note->cost;
-    for (;;) {
-        if (closed_.load(std::memory_order_acquire) || broken_.load(std::memory_order_relaxed)) break;
-        const uint64_t held = held_.fetch_add(cost, std::memory_order_relaxed) + cost;
-        if (held <= options_.budget_bytes && queue_.push(note)) {
-            admitted_.fetch_add(1, std::memory_order_relaxed);
-            uint64_t peak = peak_.load(std::memory_order_relaxed);
-            while (held > peak && !peak_.compare_exchange_weak(peak, held, std::memory_order_relaxed)) {
-            }
-            return true;
-        }
-        held_.fetch_sub(cost, std::memory_order_relaxed);
-        if (options_.policy != CapturePolicy::block) break;
-        std::this_thread::sleep_for(std::chrono::microseconds(20));  // wait for the collector to make room
-    }
-    count_drop(*note);
-    return false;
 }
 
 void CaptureCore::count_drop(const WindowNote& note) noexcept
@@ -241,26 +226,59 @@ CaptureStats CaptureCore::stats() const noexcept
     CaptureStats s;
     s.recorded = recorded_.load(std::memory_order_relaxed);
     s.dropped = dropped_.load(std::memory_order_relaxed);
-    const uint64_t admitted = admitted_.load(std::memory_order_relaxed);
-    s.queued = admitted > s.recorded ? admitted - s.recorded : 0;
+    uint64_t admitted = 0, held = 0;
+    {
+        std::lock_guard lock(channels_mutex_);
+        admitted = retired_pushed_;
+        for (const auto& ch : channels_) {
+            admitted += ch->pushed.load(std::memory_order_relaxed);
+            const uint64_t charged = ch->charged.load(std::memory_order_relaxed);
+            const uint64_t freed = ch->freed.load(std::memory_order_relaxed);
+            held += charged > freed ? charged - freed : 0;
+        }
+    }
+    const uint64_t settled = s.recorded + unwritten_.load(std::memory_order_relaxed);
+    s.queued = admitted > settled ? admitted - settled : 0;
     s.bytes_written = bytes_written_.load(std::memory_order_relaxed);
     s.chunks = chunks_.load(std::memory_order_relaxed);
-    s.held_bytes = held_.load(std::memory_order_relaxed);
+    s.held_bytes = held;
     s.peak_held_bytes = peak_.load(std::memory_order_relaxed);
     s.budget_bytes = options_.budget_bytes;
     return s;
 }
 
+void CaptureCore::refresh_channels() noexcept
+{
+    if (channels_version_.load(std::memory_order_acquire) == active_version_) return;
+    std::lock_guard lock(channels_mutex_);
+    try {
+        active_ = channels_;
+        active_version_ = channels_version_.load(std::memory_order_relaxed);
+    } catch (...) {
+        // Out of memory: the old list still drains; try again next round.
+    }
+}
+
 bool CaptureCore::pull() noexcept
 {
+    refresh_channels();
     bool any = false;
     try {
-        while (WindowNote* n = queue_.pop()) {
-            pending_.push_back(n);
-            any = true;
+        for (const auto& ch : active_) {
+            while (WindowNote* n = ch->notes.pop()) {
+                try {
+                    pending_.push_back(n);
+                } catch (...) {
+                    // pending_ cannot grow: this one is written at once
+                    // (final) or given up, never lost.
+                    if (n->claim.load(std::memory_order_acquire) != note_final)
+                        n->device->give_up_note(n, "the capture ran out of memory");
+                    encode(n);
+                }
+                any = true;
+            }
         }
     } catch (...) {
-        // pending_ could not grow: the queue keeps the rest for the next round.
     }
     return any;
 }
@@ -280,19 +298,56 @@ void CaptureCore::encode(WindowNote* note) noexcept
     if (!written) {
         // Written nowhere (the sink failed): counted as dropped, never silent.
         count_drop(*note);
-        admitted_.fetch_sub(1, std::memory_order_relaxed);
+        unwritten_.fetch_add(1, std::memory_order_relaxed);
     }
-    // Given back to the budget once per round (release_held), not per
-    // window: the closing threads' counter then rarely changes under them.
-    freed_ += note->cost;
-    free_note(note);
+    // Given back to the channel's budget once per round (release_held),
+    // not per window: the closing thread then reloads it once per batch.
+    note->channel->freed_unpublished += note->cost;
+    let_go(note);
+}
+
+void CaptureCore::let_go(WindowNote* note) noexcept
+{
+    NoteChannel* ch = note->channel;
+    // The caller's Duration may still hold it: whoever lets go last frees
+    // it. The collector hands its notes back to the closing thread for
+    // reuse rather than to its own thread's list.
+    if (note->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (ch != nullptr && !ch->orphaned.load(std::memory_order_acquire) && ch->returns.push(note)) return;
+    delete note;
 }
 
 void CaptureCore::release_held() noexcept
 {
-    if (freed_ == 0) return;
-    held_.fetch_sub(freed_, std::memory_order_relaxed);
-    freed_ = 0;
+    for (const auto& ch : active_) {
+        if (ch->freed_unpublished == 0) continue;
+        ch->freed.store(ch->freed.load(std::memory_order_relaxed) + ch->freed_unpublished, std::memory_order_release);
+        ch->freed_unpublished = 0;
+    }
+    retire_channels();
+}
+
+void CaptureCore::retire_channels() noexcept
+{
+    bool any = false;
+    for (const auto& ch : active_)
+        any = any || (ch->orphaned.load(std::memory_order_acquire) && ch->notes.empty() && ch->held() == 0);
+    if (!any) return;
+    std::lock_guard lock(channels_mutex_);
+    auto gone = [&](const std::shared_ptr<NoteChannel>& ch) {
+        if (!(ch->orphaned.load(std::memory_order_acquire) && ch->notes.empty() && ch->held() == 0)) return false;
+        retired_pushed_ += ch->pushed.load(std::memory_order_relaxed);
+        granted_.fetch_sub(ch->grant.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        return true;
+    };
+    channels_.erase(std::remove_if(channels_.begin(), channels_.end(), gone), channels_.end());
+    channels_version_.fetch_add(1, std::memory_order_release);
+    active_version_ = ~uint64_t{0};  // refresh now: the retired ones leave active_ too
+    try {
+        active_ = channels_;
+        active_version_ = channels_version_.load(std::memory_order_relaxed);
+    } catch (...) {
+    }
 }
 
 bool CaptureCore::process(std::chrono::nanoseconds timeout, DeviceCore* only) noexcept
@@ -309,8 +364,12 @@ bool CaptureCore::process(std::chrono::nanoseconds timeout, DeviceCore* only) no
         }
     }
     pending_.resize(kept);
-    std::sort(pending_.begin(), pending_.end(),
-              [](const WindowNote* a, const WindowNote* b) { return std::less<>()(a->device, b->device); });
+    // Grouped by device, one resolve call each; usually there is one device.
+    if (std::adjacent_find(pending_.begin(), pending_.end(), [](const WindowNote* a, const WindowNote* b) {
+            return a->device != b->device;
+        }) != pending_.end())
+        std::stable_sort(pending_.begin(), pending_.end(),
+                         [](const WindowNote* a, const WindowNote* b) { return std::less<>()(a->device, b->device); });
     std::size_t i = 0;
     while (i < pending_.size()) {
         DeviceCore* device = pending_[i]->device;

@@ -1,9 +1,9 @@
 // Internal: the recording side of a capture. Threads closing named
-// windows hand their notes to a lock-free queue (admit); one collector
-// thread pulls them, resolves the pending ones in batches, encodes the
-// results into chunks and writes them to the sink. Requests that need the
-// collector (a device closing, flush, close) go through a mutex and
-// condition variable, never a window.
+// windows hand their notes to their own channel (admit, note_queue.hpp);
+// one collector thread pulls every channel, resolves the pending notes in
+// batches, encodes the results into chunks and writes them to the sink.
+// Requests that need the collector (a device closing, flush, close) go
+// through a mutex and condition variable, never a window.
 #pragma once
 
 #include "chunk_writer.hpp"
@@ -23,6 +23,7 @@
 namespace lapse::detail {
 
 class DeviceCore;
+struct ThreadRecording;
 struct WindowNote;
 
 class CaptureCore {
@@ -32,8 +33,9 @@ public:
 
     // Any thread.
     uint32_t add_source(CaptureSource source);
-    // Queues a shared note (its refs already count the collector's). False
-    // when the policy dropped it: the caller then still owns it alone.
+    // Queues a shared note (its refs already count the collector's) on the
+    // calling thread's channel. False when the policy dropped it: the
+    // caller then still owns it alone. (capture/admit.cpp)
     bool admit(WindowNote* note) noexcept;
     // Writes every window of `device` queued so far, resolving its pending
     // ones (waiting a bounded time, then giving them up). Blocks.
@@ -54,6 +56,18 @@ private:
     };
 
     void count_drop(const WindowNote& note) noexcept;
+    // The calling thread's channel to this capture, made on first use;
+    // null when it cannot be made (out of memory, thread exiting).
+    NoteChannel* channel_for_this_thread(ThreadRecording& thread) noexcept;
+    // Makes room for `cost` more bytes in the channel's share of the
+    // budget, taking a slice more from the capture's when it must.
+    bool reserve(NoteChannel& channel, uint64_t cost) noexcept;
+    // The collector lets go of a note it has written (or dropped).
+    void let_go(WindowNote* note) noexcept;
+    // Collector: picks up channels made since the last round.
+    void refresh_channels() noexcept;
+    // Collector: frees the channels whose threads are gone and that hold nothing.
+    void retire_channels() noexcept;
     void run() noexcept;
     void submit(Request& request) noexcept;
     bool pull() noexcept;
@@ -69,17 +83,24 @@ private:
 
     CaptureOptions options_;
     ChunkWriter writer_;
-    NoteQueue queue_;
+    const uint64_t id_;            // unique in the process: threads find their channel by it
+    const std::size_t ring_size_;  // notes per channel ring
+    const uint64_t slice_;         // budget bytes a channel reserves at a time
 
     std::atomic<bool> closed_{false};
     std::atomic<bool> broken_{false};  // the sink failed: windows are dropped from then on
-    // Each on its own line: the closing threads write held_ and admitted_,
-    // the collector the rest.
-    alignas(64) std::atomic<uint64_t> held_{0};
-    std::atomic<uint64_t> admitted_{0};
-    alignas(64) std::atomic<uint64_t> peak_{0};
+    // Budget bytes reserved by the channels (at most budget_bytes), and the
+    // most ever reserved: touched once per slice, not per window.
+    alignas(64) std::atomic<uint64_t> granted_{0};
+    std::atomic<uint64_t> peak_{0};
     alignas(64) std::atomic<uint64_t> recorded_{0}, dropped_{0};
+    std::atomic<uint64_t> unwritten_{0};  // admitted, then dropped because the sink failed
     std::atomic<uint64_t> bytes_written_{0}, chunks_{0};
+
+    mutable std::mutex channels_mutex_;  // a thread's first window, stats, the collector's refresh
+    std::vector<std::shared_ptr<NoteChannel>> channels_;
+    uint64_t retired_pushed_ = 0;  // notes admitted by channels since retired
+    std::atomic<uint64_t> channels_version_{0};
 
     std::mutex drops_mutex_;  // the drop path only
     std::map<std::string, uint64_t, std::less<>> drops_;
@@ -93,8 +114,9 @@ private:
     std::atomic<bool> has_requests_{false};
 
     // Collector thread only.
+    std::vector<std::shared_ptr<NoteChannel>> active_;
+    uint64_t active_version_ = 0;
     std::vector<WindowNote*> pending_;
-    uint64_t freed_ = 0;  // budget bytes of encoded notes, not yet given back to held_
     int64_t last_write_ns_ = 0;
     std::thread collector_;
 };

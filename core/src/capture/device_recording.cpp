@@ -48,7 +48,6 @@ void DeviceCore::capture_window(Duration& d) noexcept
     n->token = d.token_words();
     n->stream = d.stream();
     n->source = capture_source.load(std::memory_order_relaxed);
-    n->close_thread = current_thread_id();
     n->cost = static_cast<uint32_t>(sizeof(WindowNote)) + heap_bytes(n->name) + heap_bytes(n->message);
     if (d.pending()) {
         n->claim.store(note_pending, std::memory_order_relaxed);
@@ -57,7 +56,7 @@ void DeviceCore::capture_window(Duration& d) noexcept
         n->claim.store(note_final, std::memory_order_relaxed);
     }
     n->refs.store(2, std::memory_order_relaxed);
-    if (!c->admit(n)) {  // dropped (counted): nobody else has seen the note
+    if (!c->admit(n)) {  // sets close_thread  // dropped (counted): nobody else has seen the note
         n->refs.store(1, std::memory_order_relaxed);
         n->claim.store(note_unshared, std::memory_order_relaxed);
     }
@@ -165,8 +164,11 @@ void DeviceCore::finish_resolved(Duration& d)
 
 std::size_t DeviceCore::resolve_notes(WindowNote** notes, std::size_t count, std::chrono::nanoseconds timeout)
 {
-    std::vector<Duration> durations(count);
-    std::vector<Duration*> items(count);
+    // The collector's buffers, kept from round to round (it is one thread).
+    static thread_local std::vector<Duration> durations;
+    static thread_local std::vector<Duration*> items;
+    durations.resize(count);
+    items.resize(count);
     for (std::size_t i = 0; i < count; ++i) {
         Duration& d = durations[i];
         d.device_ = this;
@@ -178,7 +180,8 @@ std::size_t DeviceCore::resolve_notes(WindowNote** notes, std::size_t count, std
     }
     resolve(items.data(), count, timeout, true);
     for (Duration& d : durations) {
-        // The collector holds the notes' references itself.
+        // The collector holds the notes' references itself (and the
+        // buffers keep only moved-from, empty Durations).
         d.device_ = nullptr;
         d.note_ = nullptr;
     }

@@ -1,7 +1,10 @@
-// LAPSE_CONFIG, LAPSE_CAPTURE, LAPSE_DISABLE (environment.hpp).
+// LAPSE_CONFIG, LAPSE_CAPTURE (and its settings), LAPSE_DISABLE (environment.hpp).
 #include "environment.hpp"
 
+#include <lapse/core/error.hpp>
 #include <lapse/plugin.h>
+
+#include <cctype>
 
 #include <cstdlib>
 #include <map>
@@ -87,13 +90,13 @@ void close_environment_captures()
 }
 }  // namespace
 
-std::shared_ptr<Capture> environment_capture(const std::string& path)
+std::shared_ptr<Capture> environment_capture(const std::string& path, CaptureOptions options)
 {
     std::lock_guard lock(environment_mutex());
     std::shared_ptr<Capture>& capture = environment_captures()[path];
     if (!capture) {
-        CaptureOptions options;
         options.path = path;
+        options.sink = nullptr;
         capture = Capture::open(std::move(options));
         static const bool registered = (std::atexit(close_environment_captures), true);
         (void)registered;
@@ -101,11 +104,66 @@ std::shared_ptr<Capture> environment_capture(const std::string& path)
     return capture;
 }
 
+namespace {
+[[noreturn]] void bad_setting(const std::string& what, const std::string& text, const std::string& cause)
+{
+    throw Error(LAPSE_ERROR_CONFIG, what + "='" + text + "': " + cause);
+}
+}  // namespace
+
+uint64_t parse_capture_budget(const std::string& text, const std::string& what)
+{
+    std::size_t i = 0;
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    const std::size_t digits = i;
+    uint64_t number = 0;
+    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+        if (number > (uint64_t{1} << 40)) bad_setting(what, text, "out of range (64 KiB to 1 TiB)");
+        number = number * 10 + static_cast<uint64_t>(text[i] - '0');
+    }
+    if (i == digits) bad_setting(what, text, "not a size (say 8MiB, \"512 KiB\" or 4194304)");
+    while (i < text.size() && text[i] == ' ') ++i;
+    std::string unit = text.substr(i);
+    while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.back()))) unit.pop_back();
+    const uint64_t scale = unit.empty() || unit == "B" ? 1
+                           : unit == "KiB"             ? uint64_t{1} << 10
+                           : unit == "MiB"             ? uint64_t{1} << 20
+                           : unit == "GiB"             ? uint64_t{1} << 30
+                                                       : 0;
+    if (scale == 0) bad_setting(what, text, "unknown unit '" + unit + "' (B, KiB, MiB or GiB)");
+    if (number > (uint64_t{1} << 40) / scale || number * scale < 64 * 1024)
+        bad_setting(what, text, "out of range (64 KiB to 1 TiB)");
+    return number * scale;
+}
+
+CapturePolicy parse_capture_policy(const std::string& text, const std::string& what)
+{
+    if (text == "drop") return CapturePolicy::drop;
+    if (text == "block") return CapturePolicy::block;
+    bad_setting(what, text, "unknown policy (drop or block)");
+}
+
 Environment read_environment()
 {
     Environment e;
     e.config = variable("LAPSE_CONFIG");
     e.capture = variable("LAPSE_CAPTURE");
+    if (const std::string budget = variable("LAPSE_CAPTURE_BUDGET"); !budget.empty())
+        e.capture_options.budget_bytes = parse_capture_budget(budget, "LAPSE_CAPTURE_BUDGET");
+    if (const std::string policy = variable("LAPSE_CAPTURE_POLICY"); !policy.empty())
+        e.capture_options.policy = parse_capture_policy(policy, "LAPSE_CAPTURE_POLICY");
+    if (const std::string flush = variable("LAPSE_CAPTURE_FLUSH_MS"); !flush.empty()) {
+        std::size_t used = 0;
+        long ms = 0;
+        try {
+            ms = std::stol(flush, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (used == 0 || used != flush.size()) bad_setting("LAPSE_CAPTURE_FLUSH_MS", flush, "not a whole number of milliseconds");
+        if (ms < 1 || ms > 100) bad_setting("LAPSE_CAPTURE_FLUSH_MS", flush, "out of range (1 to 100)");
+        e.capture_options.flush_interval = std::chrono::milliseconds(ms);
+    }
     const std::string disable = variable("LAPSE_DISABLE");
     e.disabled = !disable.empty() && disable != "0";
     return e;

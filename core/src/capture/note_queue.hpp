@@ -1,8 +1,14 @@
-// Internal: a bounded lock-free queue of window notes, many producers (the
-// threads closing windows) and one consumer (the collector). Dmitry
-// Vyukov's bounded queue: each cell carries a sequence number, so a
-// producer claims a cell with one compare-and-swap and publishes it with
-// one release store; nobody ever waits on a lock.
+// Internal: how window notes travel between the threads that close named
+// windows and a capture's collector, with no atomic read-modify-write
+// shared between threads on the way.
+//
+// Each producing thread gets its own NoteChannel per capture: a
+// single-producer single-consumer ring of notes to the collector, a second
+// ring that hands notes the collector is done with back for reuse (so a
+// named window allocates nothing once a thread is warm), and the thread's
+// share of the memory budget. Each index and counter has exactly one
+// writer; the other side only loads it. The collector pulls every channel
+// in batches.
 #pragma once
 
 #include <atomic>
@@ -14,59 +20,87 @@ namespace lapse::detail {
 
 struct WindowNote;
 
-class NoteQueue {
+// A bounded ring, one producer thread and one consumer thread. Each side
+// keeps a copy of the other's index and reloads it only when the ring
+// looks full (producer) or empty (consumer), so the two cache lines of the
+// indices move between cores once per batch, not once per note.
+class NoteRing {
 public:
-    explicit NoteQueue(std::size_t capacity_pow2)
-        : mask_(capacity_pow2 - 1), cells_(std::make_unique<Cell[]>(capacity_pow2))
+    explicit NoteRing(std::size_t capacity_pow2)
+        : mask_(capacity_pow2 - 1), slots_(std::make_unique<WindowNote*[]>(capacity_pow2))
     {
-        for (std::size_t i = 0; i < capacity_pow2; ++i) cells_[i].sequence.store(i, std::memory_order_relaxed);
     }
 
-    // False when full.
+    // Producer only. False when full.
     bool push(WindowNote* note) noexcept
     {
-        std::size_t pos = tail_.load(std::memory_order_relaxed);
-        for (;;) {
-            Cell& cell = cells_[pos & mask_];
-            const std::size_t seq = cell.sequence.load(std::memory_order_acquire);
-            const auto diff = static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(pos);
-            if (diff == 0) {
-                if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-                    cell.note = note;
-                    cell.sequence.store(pos + 1, std::memory_order_release);
-                    return true;
-                }
-            } else if (diff < 0) {
-                return false;
-            } else {
-                pos = tail_.load(std::memory_order_relaxed);
-            }
+        const std::size_t tail = tail_.load(std::memory_order_relaxed);
+        if (tail - head_seen_ > mask_) {
+            head_seen_ = head_.load(std::memory_order_acquire);
+            if (tail - head_seen_ > mask_) return false;
         }
+        slots_[tail & mask_] = note;
+        tail_.store(tail + 1, std::memory_order_release);
+        return true;
     }
 
-    // The consumer's side (one thread). Null when empty.
+    // Consumer only. Null when empty.
     WindowNote* pop() noexcept
     {
-        Cell& cell = cells_[head_ & mask_];
-        const std::size_t seq = cell.sequence.load(std::memory_order_acquire);
-        if (static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(head_ + 1) < 0) return nullptr;
-        WindowNote* note = cell.note;
-        cell.sequence.store(head_ + mask_ + 1, std::memory_order_release);
-        ++head_;
+        const std::size_t head = head_.load(std::memory_order_relaxed);
+        if (head == tail_seen_) {
+            tail_seen_ = tail_.load(std::memory_order_acquire);
+            if (head == tail_seen_) return nullptr;
+        }
+        WindowNote* note = slots_[head & mask_];
+        head_.store(head + 1, std::memory_order_release);
         return note;
     }
 
+    // Either side: nothing left to pop (a snapshot).
+    bool empty() const noexcept
+    {
+        return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire);
+    }
     std::size_t capacity() const noexcept { return mask_ + 1; }
 
 private:
-    struct Cell {
-        std::atomic<std::size_t> sequence;
-        WindowNote* note = nullptr;
-    };
     const std::size_t mask_;
-    std::unique_ptr<Cell[]> cells_;
-    alignas(64) std::atomic<std::size_t> tail_{0};
-    alignas(64) std::size_t head_ = 0;  // consumer only
+    std::unique_ptr<WindowNote*[]> slots_;
+    alignas(64) std::atomic<std::size_t> tail_{0};  // written by the producer
+    std::size_t head_seen_ = 0;                     // producer's copy of head_
+    alignas(64) std::atomic<std::size_t> head_{0};  // written by the consumer
+    std::size_t tail_seen_ = 0;                     // consumer's copy of tail_
+};
+
+// One producing thread's link to one capture.
+struct NoteChannel {
+    NoteChannel(std::size_t notes_capacity, std::size_t returns_capacity)
+        : notes(notes_capacity), returns(returns_capacity)
+    {
+    }
+    // Frees the notes left in either ring (its last owner runs it).
+    ~NoteChannel();
+    NoteChannel(const NoteChannel&) = delete;
+    NoteChannel& operator=(const NoteChannel&) = delete;
+
+    NoteRing notes;    // producer -> collector: closed named windows
+    NoteRing returns;  // collector -> producer: notes to reuse
+
+    // Written by the producer only (plain stores).
+    alignas(64) std::atomic<uint64_t> charged{0};  // budget bytes of every note admitted
+    std::atomic<uint64_t> pushed{0};               // notes admitted
+    std::atomic<uint64_t> grant{0};                // budget bytes reserved for this thread
+    std::atomic<bool> orphaned{false};             // the thread is gone (or let the channel go)
+    // Written by the collector only.
+    alignas(64) std::atomic<uint64_t> freed{0};  // budget bytes of notes the collector is done with
+    uint64_t freed_unpublished = 0;              // collector-only: freed this round, not yet in `freed`
+
+    // Producer only: bytes held now (admitted, not yet freed by the collector).
+    uint64_t held() const noexcept
+    {
+        return charged.load(std::memory_order_relaxed) - freed.load(std::memory_order_acquire);
+    }
 };
 
 }  // namespace lapse::detail

@@ -7,8 +7,9 @@
 //
 // While a device records into a capture, every named window it closes is
 // recorded exactly once, whether the caller keeps, resolves or drops its
-// Duration: the window is handed to a collector thread (a lock-free queue,
-// no lock per window) that resolves what the caller did not, in batches,
+// Duration: the window is handed to a collector thread (through the
+// closing thread's own ring: no lock and no shared atomic counter per
+// window) that resolves what the caller did not, in batches,
 // and appends the results to the file in checksummed chunks, flushed at
 // least every flush_interval. A caller who resolves gets the same number
 // that goes into the file. Windows that failed or were not measured are
@@ -79,7 +80,7 @@ struct CaptureStats {
     uint64_t bytes_written = 0;    // file bytes, chunk headers included
     uint64_t chunks = 0;
     uint64_t held_bytes = 0;       // memory held for queued windows now
-    uint64_t peak_held_bytes = 0;  // the most ever held (at most budget_bytes)
+    uint64_t peak_held_bytes = 0;  // the most ever reserved by the threads, which bounds what was held (at most budget_bytes)
     uint64_t budget_bytes = 0;
 };
 

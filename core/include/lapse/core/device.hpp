@@ -167,6 +167,12 @@ public:
     LAPSE_DETAIL_HOT_INLINE Window profile_start(Stream stream, std::string_view name = {})
     {
         if (!name.empty() || plugin_ == nullptr) [[unlikely]] {
+            if (disabled_) {
+                // LAPSE_DISABLE: nothing opens, nothing is recorded, no call.
+                Window w;
+                w.stream_ = stream;
+                return w;
+            }
             Window w = profile_start_slow(stream, name);
             return Window(std::move(w), Window::FromSlowPath{});
         }
@@ -200,6 +206,12 @@ public:
         // A device window always has device_ set, so a closed device (core_
         // null) never matches it and needs no test of its own here.
         if (!window.fast_ || window.kind_ != Window::Kind::device || window.device_ != core) [[unlikely]] {
+            if (disabled_ && !window.open()) {
+                // LAPSE_DISABLE: a window that never opened, not measured.
+                Duration d;
+                d.set_stream(window.stream_);
+                return d;
+            }
             // Named, system time, failed, closed, foreign: on a copy (see above).
             Window w(std::move(window));
             Duration d = end_slow(w, options);
@@ -226,6 +238,22 @@ public:
     }
     // Gives the window up. Cannot fail.
     void profile_abandon(Window& window) noexcept;
+
+    // Windows a backend extension writes where the host records its own
+    // work (Vulkan attach mode: cmd_profile_start / cmd_profile_end into
+    // the host's VkCommandBuffer; lapse/core/vulkan_attach.hpp wraps them).
+    // The wrapper makes the extension's call and hands its answer here, so
+    // the window becomes a Window and then a Duration like any other: named
+    // ones are recorded into the session and capture, dropped Durations
+    // included. adopt_start: `status` and `token` as the extension's start
+    // returned them (LAPSE_NO_WINDOW, no clock on the stream, gives a
+    // window that ends not measured, with the cause). adopt_end: the
+    // extension's end of `window` returned `status`; a window that is not
+    // an open device window of this device ends as profile_end would end it
+    // (failed, closed, foreign), without the extension's answer.
+    Window adopt_start(Stream stream, lapse_status status, lapse_token token, const lapse_error* error,
+                       std::string_view name = {});
+    Duration adopt_end(Window& window, lapse_status status, const lapse_error* error);
 
     // The closure-bracketed helper (see the top of this file).
     template <class F>
@@ -289,6 +317,9 @@ private:
     // once closed).
     const lapse_plugin* plugin_ = nullptr;
     lapse_device* device_ = nullptr;
+    // LAPSE_DISABLE: every window is a no-op, answered inline (plugin_ is
+    // null too, so the fast path's first test leads here).
+    bool disabled_ = false;
 };
 
 }  // namespace lapse

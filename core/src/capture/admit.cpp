@@ -1,0 +1,116 @@
+// The closing thread's side of a capture: its channel, its share of the
+// budget, and handing a note over (CaptureCore::admit). Nothing here
+// writes memory another thread writes, except once per slice of the
+// budget (granted_) and on a thread's first window into a capture.
+#include "capture_core.hpp"
+
+#include "../device_core.hpp"
+#include "thread_recording.hpp"
+
+
+namespace lapse::detail {
+
+namespace {
+
+constexpr std::size_t returns_capacity = 8192;
+
+}  // namespace
+
+NoteChannel::~NoteChannel()
+{
+    while (WindowNote* n = returns.pop()) delete n;
+    // Only a window closed while its capture was closing is left here: the
+    // collector's share of it goes, the caller's stays with the caller.
+    while (WindowNote* n = notes.pop())
+        if (n->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete n;
+}
+
+NoteChannel* CaptureCore::channel_for_this_thread(ThreadRecording& t) noexcept
+{
+    ThreadRecording::Entry& last = t.channels[t.last_channel];
+    if (last.capture == id_) [[likely]]
+        return last.channel.get();
+    for (unsigned i = 0; i < t.channels.size(); ++i)
+        if (t.channels[i].capture == id_) {
+            t.last_channel = i;
+            return t.channels[i].channel.get();
+        }
+    try {
+        auto ch = std::make_shared<NoteChannel>(ring_size_, returns_capacity);
+        {
+            std::lock_guard lock(channels_mutex_);
+            channels_.push_back(ch);
+            channels_version_.fetch_add(1, std::memory_order_release);
+        }
+        t.last_channel = t.next_channel++ % t.channels.size();
+        ThreadRecording::Entry& slot = t.channels[t.last_channel];
+        if (slot.channel) slot.channel->orphaned.store(true, std::memory_order_release);
+        slot.capture = id_;
+        slot.channel = std::move(ch);
+        return slot.channel.get();
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+bool CaptureCore::reserve(NoteChannel& ch, uint64_t cost) noexcept
+{
+    const uint64_t held = ch.held();
+    uint64_t grant = ch.grant.load(std::memory_order_relaxed);
+    if (held + cost <= grant) {
+        // Far more reserved than held (the collector caught up): give a
+        // slice back, so that a busy thread can take it.
+        if (grant - held > 3 * slice_) {
+            ch.grant.store(grant - slice_, std::memory_order_relaxed);
+            granted_.fetch_sub(slice_, std::memory_order_relaxed);
+        }
+        return true;
+    }
+    while (held + cost > grant) {
+        const uint64_t total = granted_.fetch_add(slice_, std::memory_order_relaxed) + slice_;
+        if (total > options_.budget_bytes) {
+            granted_.fetch_sub(slice_, std::memory_order_relaxed);
+            ch.grant.store(grant, std::memory_order_relaxed);
+            return false;
+        }
+        grant += slice_;
+        uint64_t peak = peak_.load(std::memory_order_relaxed);
+        while (total > peak && !peak_.compare_exchange_weak(peak, total, std::memory_order_relaxed)) {
+        }
+    }
+    ch.grant.store(grant, std::memory_order_relaxed);
+    return true;
+}
+
+bool CaptureCore::admit(WindowNote* note) noexcept
+{
+    ThreadRecording* t = this_thread_recording();
+    NoteChannel* ch = t != nullptr ? channel_for_this_thread(*t) : nullptr;
+    note->close_thread = t != nullptr ? t->thread_id : current_thread_id();
+    if (ch != nullptr) {
+        note->channel = ch;
+        const uint64_t cost = note->cost;
+        for (;;) {
+            if (closed_.load(std::memory_order_acquire) || broken_.load(std::memory_order_relaxed)) break;
+            if (reserve(*ch, cost)) {
+                const uint64_t charged = ch->charged.load(std::memory_order_relaxed);
+                ch->charged.store(charged + cost, std::memory_order_relaxed);
+                if (ch->notes.push(note)) {
+                    ch->pushed.store(ch->pushed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+                    // Notes the collector is done with come back while this
+                    // thread has no spares: a warm thread allocates nothing.
+                    if (t->spare.empty()) take_back_notes(*t, ch->returns);
+                    return true;
+                }
+                ch->charged.store(charged, std::memory_order_relaxed);
+            }
+            if (options_.policy != CapturePolicy::block) break;
+            std::this_thread::sleep_for(std::chrono::microseconds(20));  // wait for the collector to make room
+        }
+    }
+    note->channel = nullptr;
+    count_drop(*note);
+    return false;
+}
+
+}  // namespace lapse::detail

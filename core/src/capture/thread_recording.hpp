@@ -1,0 +1,62 @@
+// Internal: what a thread that closes named windows keeps for recording,
+// so that a named window touches no memory another thread writes and
+// allocates nothing once the thread is warm:
+//   * its id (read once, not per window);
+//   * a bounded list of spare window notes to reuse (a named window needs
+//     a note; the collector hands the ones it is done with back through
+//     the channel's return ring, note_queue.hpp);
+//   * its channel to each capture it recorded into lately.
+// One pointer in thread-local storage finds it all: one load per use.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace lapse::detail {
+
+struct NoteChannel;
+class NoteRing;
+struct WindowNote;
+
+struct ThreadRecording {
+    struct Entry {
+        uint64_t capture = 0;  // CaptureCore's id (never reused)
+        std::shared_ptr<NoteChannel> channel;
+    };
+    uint64_t thread_id = 0;
+    std::vector<WindowNote*> spare;
+    // A thread that moves on to a fifth capture lets its oldest channel go
+    // (orphaned); the collector frees it once it holds nothing.
+    std::array<Entry, 4> channels;
+    unsigned next_channel = 0;  // the slot a new channel takes
+    unsigned last_channel = 0;  // the slot used last (looked at first)
+};
+
+// Initial-exec: the library is linked by its hosts, and one pointer of
+// static TLS is what that costs; the hot path then reads it with one load.
+extern thread_local ThreadRecording* this_thread_recording_ptr __attribute__((tls_model("initial-exec")));
+ThreadRecording* make_thread_recording() noexcept;
+
+// Null only while the thread is exiting (or out of memory): the caller
+// then takes the plain path (allocate, drop into the capture's count).
+inline ThreadRecording* this_thread_recording() noexcept
+{
+    ThreadRecording* r = this_thread_recording_ptr;
+    if (r != nullptr) [[likely]]
+        return r;
+    return make_thread_recording();
+}
+
+// A note ready for a new window: a spare one of this thread when it has
+// one, else a new one. Throws std::bad_alloc like new.
+WindowNote* take_note();
+// Keeps `note` as a spare of this thread, or deletes it when the list is
+// full. The caller is its last owner.
+void keep_note(WindowNote* note) noexcept;
+// Moves the notes waiting in `returns` (whose consumer is this thread) to
+// this thread's spares, when it has run out.
+void take_back_notes(ThreadRecording& thread, NoteRing& returns) noexcept;
+
+}  // namespace lapse::detail
