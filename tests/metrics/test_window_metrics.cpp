@@ -65,6 +65,13 @@ std::string error_of(const std::function<void()>& f)
     return "";
 }
 
+// What a scrape sees once the collector flushed (as it does with every chunk).
+std::vector<metrics_test::Sample> published(WindowMetrics& m)
+{
+    m.flush();
+    return parse(metrics_test::scrape(m.port()));
+}
+
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
@@ -119,7 +126,7 @@ TEST_CASE("ready windows fill one histogram per window, stream, backend and meth
     m.window(ready("frame", 40'000, TimingMethod::device, 1));                             // another stream
     m.window(ready("frame", 7'000, TimingMethod::device, 0, 1));                           // another backend
 
-    const auto s = parse(metrics_test::scrape(m.port()));
+    const auto s = published(m);
     const std::string count = "lapse_window_duration_seconds_count";
     CHECK(value(s, count, {{"window", "frame"}, {"stream", "0"}, {"backend", "cpu"}, {"method", "device"}}) == 10);
     CHECK(value(s, count, {{"window", "frame"}, {"stream", "0"}, {"backend", "cpu"}, {"method", "system"}}) == 4);
@@ -137,6 +144,21 @@ TEST_CASE("ready windows fill one histogram per window, stream, backend and meth
     CHECK(bucket("0.001") == 0);
     CHECK(bucket("0.002") == 10);
     CHECK(bucket("+Inf") == 10);
+}
+
+TEST_CASE("windows are published at the collector's flush, not one by one", "[metrics][sink]")
+{
+    WindowMetrics m(loopback_any_port(), "metrics");
+    m.window(ready("batched", 2'000));
+    m.window(ready("batched", 3'000));
+    const std::string count = "lapse_window_duration_seconds_count";
+    CHECK(value(parse(metrics_test::scrape(m.port())), count, {{"window", "batched"}}) == 0);
+    const auto s = published(m);
+    CHECK(value(s, count, {{"window", "batched"}}) == 2);
+    CHECK(value(s, "lapse_window_duration_seconds_sum", {{"window", "batched"}}) == Approx(5e-6));
+    CHECK(value(s, "lapse_window_duration_seconds_bucket", {{"window", "batched"}, {"le", "2e-06"}}) == 1);
+    m.flush();  // nothing new: nothing added twice
+    CHECK(value(published(m), count, {{"window", "batched"}}) == 2);
 }
 
 TEST_CASE("the buckets run 1-2-5 from a microsecond to 100 seconds", "[metrics][sink]")
@@ -167,7 +189,7 @@ TEST_CASE("failed, not-measured and work-left-queued windows are counted apart f
     m.window(queued);
     m.window(ready("step", 2'000'000));
 
-    const auto s = parse(metrics_test::scrape(m.port()));
+    const auto s = published(m);
     CHECK(value(s, "lapse_windows_failed_total", {{"window", "step"}, {"method", "none"}}) == 2);
     CHECK(value(s, "lapse_windows_not_measured_total", {{"window", "step"}, {"method", "none"}}) == 1);
     CHECK(value(s, "lapse_windows_work_queued_total", {{"window", "step"}, {"method", "device"}}) == 1);
@@ -182,7 +204,7 @@ TEST_CASE("dropped windows are counted per name from the capture's running total
     m.drops({{"a", 3}});
     m.drops({{"a", 5}, {"b", 1}});
     m.drops({{"a", 5}, {"b", 1}});  // unchanged totals add nothing
-    const auto s = parse(metrics_test::scrape(m.port()));
+    const auto s = published(m);
     CHECK(value(s, "lapse_windows_dropped_total", {{"window", "a"}}) == 5);
     CHECK(value(s, "lapse_windows_dropped_total", {{"window", "b"}}) == 1);
 }
@@ -196,7 +218,7 @@ TEST_CASE("past max_series label sets, windows are counted apart, not as new ser
     m.window(ready("three", 1000));
     m.window(ready("one", 1000));  // an existing series still counts
     m.drops({{"x", 1}, {"y", 1}, {"z", 4}});
-    const auto s = parse(metrics_test::scrape(m.port()));
+    const auto s = published(m);
     CHECK(metrics_test::count(s, "lapse_window_duration_seconds_count") == 2);
     CHECK(value(s, "lapse_window_duration_seconds_count", {{"window", "one"}}) == 2);
     CHECK(value(s, "lapse_window_duration_seconds_count", {{"window", "three"}}) == -1);
@@ -208,6 +230,6 @@ TEST_CASE("a window name that is not UTF-8 still makes a scrape Prometheus accep
     WindowMetrics m(loopback_any_port(), "metrics");
     const std::string name = std::string("bad\xff\xfe") + "name\"quoted\"\xc3\xa9";
     m.window(ready(name, 1000));
-    const auto s = parse(metrics_test::scrape(m.port()));
+    const auto s = published(m);
     CHECK(value(s, "lapse_window_duration_seconds_count", {{"window", "bad??name\"quoted\"\xc3\xa9"}}) == 1);
 }

@@ -411,6 +411,7 @@ void CaptureCore::write_chunks(bool force) noexcept
         }
         if (!counts.empty())
             for (const auto& observer : observers_) observer->drops(counts);
+        for (const auto& observer : observers_) observer->flush();
         if (!broken_.load(std::memory_order_relaxed)) {
             writer_.write_windows(now);
             if (!counts.empty()) writer_.write_drops(counts, now);

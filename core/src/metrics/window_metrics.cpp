@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <string_view>
@@ -25,12 +27,16 @@ namespace lapse::detail {
 
 namespace {
 
-std::vector<double> one_two_five(double from, double to)
+// 1, 2, 5 times 10^from ... 10^to, each the double nearest its decimal
+// value (what its `le` label says), so a window of exactly 2000 ns is in
+// le="2e-06".
+std::vector<double> one_two_five(int from, int to)
 {
     std::vector<double> bounds;
-    for (double decade = from; decade <= to * 1.0001; decade *= 10)
-        for (double step : {1.0, 2.0, 5.0})
-            if (decade * step <= to * 1.0001) bounds.push_back(decade * step);
+    for (int exponent = from; exponent <= to; ++exponent)
+        for (int step : {1, 2, 5})
+            if (exponent < to || step == 1)
+                bounds.push_back(std::strtod((std::to_string(step) + "e" + std::to_string(exponent)).c_str(), nullptr));
     return bounds;
 }
 
@@ -97,7 +103,7 @@ std::string bind_problem(const ListenAddress& address)
 
 const std::vector<double>& WindowMetrics::buckets()
 {
-    static const std::vector<double> bounds = one_two_five(1e-6, 100.0);
+    static const std::vector<double> bounds = one_two_five(-6, 2);
     return bounds;
 }
 
@@ -147,8 +153,15 @@ struct WindowMetrics::Impl {
         prometheus::Counter* failed = nullptr;
         prometheus::Counter* not_measured = nullptr;
         prometheus::Counter* work_queued = nullptr;
+        // Since the last flush.
+        std::vector<double> bucket_counts;  // buckets().size() + 1 (+Inf), when `duration`
+        double sum_seconds = 0;
+        uint64_t failed_n = 0, not_measured_n = 0, work_queued_n = 0;
+        bool dirty = false;
     };
-    std::unordered_map<std::string, std::vector<Series>, StringHash, std::equal_to<>> by_name;
+    std::deque<Series> all;  // stable addresses: by_name and dirty point into it
+    std::unordered_map<std::string, std::vector<Series*>, StringHash, std::equal_to<>> by_name;
+    std::vector<Series*> dirty;
     std::size_t series_count = 0;
     std::vector<std::string> backends;  // by CaptureSource::id
     struct Drop {
@@ -162,15 +175,16 @@ struct WindowMetrics::Impl {
     {
         auto it = by_name.find(w.name);
         if (it != by_name.end())
-            for (Series& s : it->second)
-                if (s.source == w.source && s.stream == w.stream && s.method == w.method) return &s;
+            for (Series* s : it->second)
+                if (s->source == w.source && s->stream == w.stream && s->method == w.method) return s;
         if (series_count >= max_series) return nullptr;
         const std::string backend = w.source < backends.size() ? backends[w.source] : "unknown";
         const prometheus::Labels labels{{"window", utf8_label(w.name)},
                                         {"stream", std::to_string(w.stream)},
                                         {"backend", backend},
                                         {"method", to_string(w.method)}};
-        Series s;
+        dirty.reserve(series_count + 1);  // flush never allocates; window() marks without allocating
+        Series& s = all.emplace_back();
         s.source = w.source;
         s.stream = w.stream;
         s.method = w.method;
@@ -182,10 +196,12 @@ struct WindowMetrics::Impl {
         if (w.method != TimingMethod::none) {
             s.duration = &durations.Add(labels, WindowMetrics::buckets());
             s.work_queued = &work_queued.Add(labels);
+            s.bucket_counts.assign(WindowMetrics::buckets().size() + 1, 0.0);
         }
-        if (it == by_name.end()) it = by_name.emplace(std::string(w.name), std::vector<Series>{}).first;
+        if (it == by_name.end()) it = by_name.emplace(std::string(w.name), std::vector<Series*>{}).first;
+        it->second.push_back(&s);
         ++series_count;
-        return &it->second.emplace_back(s);
+        return &s;
     }
 };
 
@@ -230,15 +246,48 @@ void WindowMetrics::window(const CapturedWindow& w) noexcept
         return;
     }
     switch (w.state) {
-    case DurationState::ready:
-        if (s->duration == nullptr) break;  // the core refuses a ready duration without a method
-        s->duration->Observe(static_cast<double>(w.ns()) * 1e-9);
-        if ((w.flags & LAPSE_DURATION_WORK_QUEUED) != 0) s->work_queued->Increment();
+    case DurationState::ready: {
+        if (s->duration == nullptr) return;  // the core refuses a ready duration without a method
+        const double seconds = static_cast<double>(w.ns()) / 1e9;
+        // Prometheus's `le`: the first bound at or above the value.
+        const auto& bounds = WindowMetrics::buckets();
+        const auto bucket = std::lower_bound(bounds.begin(), bounds.end(), seconds) - bounds.begin();
+        s->bucket_counts[static_cast<std::size_t>(bucket)] += 1;
+        s->sum_seconds += seconds;
+        if ((w.flags & LAPSE_DURATION_WORK_QUEUED) != 0) ++s->work_queued_n;
         break;
-    case DurationState::failed: s->failed->Increment(); break;
-    case DurationState::not_measured: s->not_measured->Increment(); break;
-    case DurationState::pending: break;  // a capture records final windows only
     }
+    case DurationState::failed: ++s->failed_n; break;
+    case DurationState::not_measured: ++s->not_measured_n; break;
+    case DurationState::pending: return;  // a capture records final windows only
+    }
+    if (!s->dirty) {
+        s->dirty = true;
+        impl_->dirty.push_back(s);  // reserved when the series was made
+    }
+}
+
+void WindowMetrics::flush() noexcept
+{
+    for (Impl::Series* s : impl_->dirty) {
+        try {
+            if (s->duration != nullptr) {
+                bool any = false;
+                for (double n : s->bucket_counts) any = any || n > 0;
+                if (any) s->duration->ObserveMultiple(s->bucket_counts, s->sum_seconds);
+                std::fill(s->bucket_counts.begin(), s->bucket_counts.end(), 0.0);
+                s->sum_seconds = 0;
+            }
+        } catch (...) {
+            // A size mismatch cannot happen (the vector is made to the bounds).
+        }
+        if (s->failed_n) s->failed->Increment(static_cast<double>(s->failed_n));
+        if (s->not_measured_n) s->not_measured->Increment(static_cast<double>(s->not_measured_n));
+        if (s->work_queued_n && s->work_queued) s->work_queued->Increment(static_cast<double>(s->work_queued_n));
+        s->failed_n = s->not_measured_n = s->work_queued_n = 0;
+        s->dirty = false;
+    }
+    impl_->dirty.clear();
 }
 
 void WindowMetrics::drops(const std::vector<std::pair<std::string, uint64_t>>& totals) noexcept

@@ -44,6 +44,12 @@ public:
     void source(const CaptureSource& source) noexcept override;
     void window(const CapturedWindow& window) noexcept override;
     void drops(const std::vector<std::pair<std::string, uint64_t>>& totals) noexcept override;
+    // Ready windows are sorted into buckets on the collector's own counts
+    // and handed to prometheus-cpp here, a series at a time: one lock and a
+    // few atomics per series per flush instead of per window. A scrape sees
+    // the windows up to the last flush (at most the capture's flush
+    // interval, 100 ms, behind).
+    void flush() noexcept override;
 
     // The port /metrics is served on (the bound one when asked for 0).
     uint16_t port() const noexcept;
