@@ -102,6 +102,7 @@ void add_contention(Context&, std::vector<FigureSpec>&);  // 1x1, 2x2, 2x1
 void add_c_host(Context&, std::vector<FigureSpec>&);      // the C host API vs the C++ API
 void add_capture(Context&, std::vector<FigureSpec>&);     // recording cost, rate, size, read back, disabled
 void add_worker(Context&, std::vector<FigureSpec>&);      // cpu worker's thread CPU time per window
+void add_metrics(Context&, std::vector<FigureSpec>&);     // the Prometheus sink's cost to the caller
 
 // Registers a benchmark that runs `fn` and reports the skip reason when the
 // context says the figure cannot run.

@@ -39,7 +39,7 @@ const std::vector<Concern>& concerns()
         {"window", &add_window},   {"system", &add_system},     {"resolve", &add_resolve},
         {"memory", &add_memory},   {"accuracy", &add_accuracy}, {"load", &add_load},
         {"contention", &add_contention}, {"c_host", &add_c_host}, {"capture", &add_capture},
-        {"worker", &add_worker},
+        {"worker", &add_worker}, {"metrics", &add_metrics},
     };
     return all;
 }
