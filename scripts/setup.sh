@@ -18,7 +18,7 @@ packages=(
   libbenchmark-dev
   libvulkan-dev glslc spirv-tools vulkan-validationlayers vulkan-tools mesa-vulkan-drivers
   clang libclang-rt-14-dev
-  libprotobuf-dev protobuf-compiler
+  libprotobuf-dev protobuf-compiler prometheus-cpp-dev
   libjs-d3 libjs-chart.js
   python3-dev pybind11-dev python3-numpy
 )
@@ -26,7 +26,7 @@ packages=(
 # doubles): installed when scripts/test.sh asks (LAPSE_SETUP_TESTS=1), so
 # the demo's first run stays quick.
 if [ "${LAPSE_SETUP_TESTS:-0}" = 1 ]; then
-  packages+=(valgrind python3-pytest chromium)
+  packages+=(valgrind python3-pytest prometheus chromium)
 fi
 
 missing=()

@@ -4,6 +4,7 @@
 #include "config_tree.hpp"
 
 #include "capture/capture_settings.hpp"
+#include "metrics/listen_address.hpp"
 
 #include <lapse/core/config.hpp>
 #include <lapse/core/error.hpp>
@@ -386,17 +387,69 @@ lapse_status host_config_error(const lapse_host*, const lapse_config* config, co
     }
 }
 
-// [capture]: see capture/capture_settings.hpp.
+namespace {
+
+// [metrics]: see capture/capture_settings.hpp.
+std::optional<MetricsOptions> read_metrics_settings(const ConfigDocument& doc)
+{
+    const toml::node* n = doc.root.get("metrics");
+    if (n == nullptr) return std::nullopt;
+    const std::string& file = doc.source_name;
+    const toml::table* t = n->as_table();
+    if (t == nullptr)
+        throw Error(LAPSE_ERROR_CONFIG,
+                    location(file, n->source()) + ": metrics: expected a table, got " + type_name(n->type()));
+    MetricsOptions options;
+    options.listen = "127.0.0.1:9464";
+    const toml::node* listen = nullptr;
+    auto bad = [&](const toml::node& value, const std::string& key, const std::string& why) {
+        return Error(LAPSE_ERROR_CONFIG, location(file, value.source()) + ": metrics." + key + ": " + why);
+    };
+    for (const auto& [key, value] : *t) {
+        const std::string k(key.str());
+        if (k == "listen") {
+            if (!value.is_string()) throw bad(value, k, std::string("expected a string, got ") + type_name(value.type()));
+            options.listen = value.as_string()->get();
+            listen = &value;
+        } else if (k == "allow_remote") {
+            if (!value.is_boolean()) throw bad(value, k, std::string("expected a boolean, got ") + type_name(value.type()));
+            options.allow_remote = value.as_boolean()->get();
+        } else if (k == "max_series") {
+            if (!value.is_integer()) throw bad(value, k, std::string("expected an integer, got ") + type_name(value.type()));
+            const int64_t count = value.as_integer()->get();
+            if (count < 1 || count > 1000000) throw bad(value, k, std::to_string(count) + " is out of range (1 to 1000000)");
+            options.max_series = static_cast<uint32_t>(count);
+        } else {
+            throw Error(LAPSE_ERROR_CONFIG, location(file, key.source()) + ": unknown key '" + k +
+                                                "' in [metrics] (known: listen, allow_remote, max_series)");
+        }
+    }
+    // Checked here, where the error can point at the line; bound at open.
+    parse_listen_address(options.listen, options.allow_remote,
+                         location(file, listen != nullptr ? listen->source() : t->source()) + ": metrics.listen");
+    return options;
+}
+
+}  // namespace
+
+// [capture] and [metrics]: see capture/capture_settings.hpp.
 std::optional<CaptureOptions> read_capture_settings(const ConfigDocument& doc)
 {
+    std::optional<MetricsOptions> metrics = read_metrics_settings(doc);
     const toml::node* n = doc.root.get("capture");
-    if (n == nullptr) return std::nullopt;
+    if (n == nullptr) {
+        if (!metrics) return std::nullopt;
+        CaptureOptions options;  // no file: recorded for the metrics only
+        options.metrics = std::move(*metrics);
+        return options;
+    }
     const std::string& file = doc.source_name;
     const toml::table* t = n->as_table();
     if (t == nullptr)
         throw Error(LAPSE_ERROR_CONFIG,
                     location(file, n->source()) + ": capture: expected a table, got " + type_name(n->type()));
     CaptureOptions options;
+    if (metrics) options.metrics = std::move(*metrics);
     auto bad = [&](const toml::node& value, const std::string& key, const std::string& why) {
         return Error(LAPSE_ERROR_CONFIG, location(file, value.source()) + ": capture." + key + ": " + why);
     };

@@ -2,7 +2,9 @@
 // run the demo workload, resolve every window and print a table per
 // window name; --session saves what was recorded, --capture streams every
 // named window into a capture file. --seconds N loops the workload for N
-// seconds (a soak host). `lapse run --capture FILE -- PROGRAM ARGS...`
+// seconds (a soak host). --metrics ADDR serves live Prometheus metrics of
+// the recorded windows there while it runs (with --capture or without a
+// file; docs/metrics.md). `lapse run --capture FILE -- PROGRAM ARGS...`
 // runs a host program with LAPSE_CAPTURE=FILE instead (and
 // LAPSE_CONFIG=--config), so it records with no code change.
 #include "commands.hpp"
@@ -37,6 +39,8 @@ struct RunOptions {
     std::string config;
     std::string session;
     std::string capture;
+    std::string metrics;
+    bool metrics_allow_remote = false;
     double seconds = 0;
     std::vector<std::string> program;
 };
@@ -63,6 +67,9 @@ void run_program(const RunOptions& options)
         give_up(exit_failure, "to record a program, say where: lapse run --capture FILE -- PROGRAM [ARGS...]");
     if (!options.session.empty())
         give_up(exit_failure, "--session saves the built-in workload's session; a program records with --capture FILE");
+    if (!options.metrics.empty())
+        give_up(exit_failure, "--metrics serves the built-in workload's windows; a program serves its own with a "
+                              "[metrics] table in its config (LAPSE_CONFIG)");
     ::setenv("LAPSE_CAPTURE", std::filesystem::absolute(options.capture).c_str(), 1);
     if (!options.config.empty()) ::setenv("LAPSE_CONFIG", std::filesystem::absolute(options.config).c_str(), 1);
     std::vector<char*> argv;
@@ -109,14 +116,19 @@ void run(const RunOptions& options)
     }
 
     std::shared_ptr<Capture> capture;
-    if (!options.capture.empty()) {
+    if (!options.capture.empty() || !options.metrics.empty()) {
         try {
             CaptureOptions capture_options;
-            capture_options.path = options.capture;
+            capture_options.path = options.capture;  // may be empty: recorded for the metrics only
+            capture_options.metrics.listen = options.metrics;
+            capture_options.metrics.allow_remote = options.metrics_allow_remote;
             capture = Capture::open(std::move(capture_options));
         } catch (const Error& e) {
-            give_up(exit_failure, e.what());
+            give_up(e.status() == LAPSE_ERROR_CONFIG ? exit_usage : exit_failure, e.what());
         }
+        if (capture->metrics_port() != 0)
+            std::cout << "metrics:  http://" << options.metrics.substr(0, options.metrics.rfind(':')) << ':'
+                      << capture->metrics_port() << "/metrics\n";
     }
     Runtime runtime;
     if (capture) runtime.record_into(capture);
@@ -153,7 +165,17 @@ void run(const RunOptions& options)
             failed = !run_phases(context, phases) || failed;
             ++passes;
             // The capture resolves dropped windows itself; without one they are resolved here.
-            if (!capture) device.resolve(context.durations, std::chrono::seconds(60));
+            // With one, sync paces the loop instead: nothing else waits for the
+            // work, which would pile up on the streams and outlast --seconds.
+            if (!capture)
+                device.resolve(context.durations, std::chrono::seconds(60));
+            else
+                try {
+                    device.sync();
+                } catch (const std::exception& e) {
+                    std::cerr << "lapse run: sync failed: " << e.what() << '\n';
+                    failed = true;
+                }
             context.durations.clear();
             const auto now = std::chrono::steady_clock::now();
             if (progress && now >= next_report) {
@@ -194,8 +216,8 @@ void run(const RunOptions& options)
     print_failure_causes(std::cout, failure_causes(context.durations));
     context.durations.clear();
     device.close();  // drains its pending windows into the capture
-    if (capture) {
-        capture->close();
+    if (capture) capture->close();  // the metrics stop being served here
+    if (capture && !options.capture.empty()) {
         const CaptureStats s = capture->stats();
         std::cout << "capture saved to " << options.capture << " (" << s.recorded << " windows, " << s.dropped
                   << " dropped, " << s.bytes_written << " bytes";
@@ -227,6 +249,11 @@ void add_run_command(CLI::App& app)
     run_cmd->add_option("--session", options->session, "Save the recorded session (Boost text archive) to this file");
     run_cmd->add_option("--capture", options->capture,
                         "Stream every named window into this capture file (for lapse report / export)");
+    run_cmd->add_option("--metrics", options->metrics,
+                        "Serve Prometheus metrics of the recorded windows on HOST:PORT while it runs "
+                        "(loopback unless --metrics-allow-remote; port 0 picks one)");
+    run_cmd->add_flag("--metrics-allow-remote", options->metrics_allow_remote,
+                      "Let --metrics listen on an address that is not loopback (e.g. 0.0.0.0:9464)");
     run_cmd->add_option("--seconds", options->seconds, "Loop the workload for this many seconds (a soak run)")
         ->check(CLI::Range(0.0, 1e7));
     run_cmd->add_option("PROGRAM", options->program, "A host program to run with LAPSE_CAPTURE (after --)");
@@ -234,6 +261,7 @@ void add_run_command(CLI::App& app)
   lapse run                                        the demo, a table per window name
   lapse run --capture run.lapse-capture --seconds 3600
   lapse run --capture run.lapse-capture -- ./my_app --its-args
+  lapse run --seconds 600 --metrics 127.0.0.1:9464   Prometheus scrapes it (docs/metrics.md)
   lapse report run.lapse-capture)HELP");
     run_cmd->callback([options] { run(*options); });
 }

@@ -3,6 +3,7 @@
 
 #include "../device_core.hpp"
 #include "format.hpp"
+#include "../metrics/window_metrics.hpp"
 
 #include <lapse/core/error.hpp>
 
@@ -66,6 +67,32 @@ private:
     std::filesystem::path path_;
     int fd_ = -1;
 };
+
+// A capture that only feeds its metrics ([metrics] with no [capture] path):
+// the chunks are encoded as always and go nowhere.
+class DiscardSink final : public CaptureSink {
+public:
+    void write(std::span<const std::byte>) override {}
+};
+
+std::shared_ptr<CaptureSink> sink_of(CaptureOptions& options)
+{
+    if (!options.sink)
+        options.sink = options.path.empty() ? std::shared_ptr<CaptureSink>(std::make_shared<DiscardSink>())
+                                            : std::make_shared<FileSink>(options.path);
+    return options.sink;
+}
+
+std::vector<std::shared_ptr<CaptureObserver>> open_observers(const CaptureOptions& options, uint16_t& metrics_port)
+{
+    std::vector<std::shared_ptr<CaptureObserver>> observers;
+    if (!options.metrics.listen.empty()) {
+        auto metrics = std::make_shared<WindowMetrics>(options.metrics, "metrics");
+        metrics_port = metrics->port();
+        observers.push_back(std::move(metrics));
+    }
+    return observers;
+}
 
 std::size_t ring_capacity(uint64_t budget)
 {
@@ -143,7 +170,8 @@ int64_t realtime_now_ns() noexcept
 
 CaptureCore::CaptureCore(CaptureOptions options)
     : options_(std::move(options)),
-      writer_(*(options_.sink ? options_.sink : (options_.sink = std::make_shared<FileSink>(options_.path)))),
+      observers_(open_observers(options_, metrics_port_)),
+      writer_(*sink_of(options_)),
       id_(next_capture_id.fetch_add(1, std::memory_order_relaxed)), ring_size_(ring_capacity(options_.budget_bytes)),
       // A sixteenth each: a few threads share the budget, and one thread
       // touches the shared counter once per ~budget/16 bytes of windows.
@@ -288,9 +316,11 @@ void CaptureCore::encode(WindowNote* note) noexcept
     bool written = false;
     if (!broken_.load(std::memory_order_relaxed)) {
         try {
-            writer_.add(window_of(*note), monotonic_now_ns());
+            const CapturedWindow window = window_of(*note);
+            writer_.add(window, monotonic_now_ns());
             recorded_.fetch_add(1, std::memory_order_relaxed);
             written = true;
+            for (const auto& observer : observers_) observer->window(window);
         } catch (...) {
             broken_.store(true, std::memory_order_relaxed);
         }
@@ -432,14 +462,17 @@ void CaptureCore::write_chunks(bool force) noexcept
     const int64_t now = monotonic_now_ns();
     if (!force && now - last_write_ns_ < std::chrono::nanoseconds(options_.flush_interval).count()) return;
     try {
+        std::vector<std::pair<std::string, uint64_t>> counts;
+        {
+            std::lock_guard lock(drops_mutex_);
+            if (drops_changed_) counts.assign(drops_.begin(), drops_.end());
+            drops_changed_ = false;
+        }
+        if (!counts.empty())
+            for (const auto& observer : observers_) observer->drops(counts);
+        for (const auto& observer : observers_) observer->flush();
         if (!broken_.load(std::memory_order_relaxed)) {
             writer_.write_windows(now);
-            std::vector<std::pair<std::string, uint64_t>> counts;
-            {
-                std::lock_guard lock(drops_mutex_);
-                if (drops_changed_) counts.assign(drops_.begin(), drops_.end());
-                drops_changed_ = false;
-            }
             if (!counts.empty()) writer_.write_drops(counts, now);
         }
     } catch (...) {
@@ -483,6 +516,7 @@ void CaptureCore::run() noexcept
             has_requests_.store(false, std::memory_order_relaxed);
         }
         for (const CaptureSource& s : sources) {
+            for (const auto& observer : observers_) observer->source(s);
             try {
                 if (!broken_.load(std::memory_order_relaxed)) writer_.write_source(s, monotonic_now_ns());
             } catch (...) {
@@ -520,8 +554,8 @@ Capture::~Capture() = default;
 
 std::shared_ptr<Capture> Capture::open(CaptureOptions options)
 {
-    if (!options.sink && options.path.empty())
-        throw Error(LAPSE_ERROR_INVALID_ARGUMENT, "Capture::open: neither a path nor a sink");
+    if (!options.sink && options.path.empty() && options.metrics.listen.empty())
+        throw Error(LAPSE_ERROR_INVALID_ARGUMENT, "Capture::open: neither a path, a sink nor a metrics address");
     if (options.budget_bytes < 64 * 1024)
         throw Error(LAPSE_ERROR_INVALID_ARGUMENT, "Capture::open: budget_bytes " +
                                                       std::to_string(options.budget_bytes) + " is under 64 KiB");
@@ -533,5 +567,6 @@ void Capture::flush() { core_->drain_all(std::chrono::nanoseconds(0)); }
 CaptureStats Capture::stats() const noexcept { return core_->stats(); }
 const std::filesystem::path& Capture::path() const noexcept { return core_->options().path; }
 const CaptureOptions& Capture::options() const noexcept { return core_->options(); }
+uint16_t Capture::metrics_port() const noexcept { return core_->metrics_port(); }
 
 }  // namespace lapse

@@ -1,11 +1,14 @@
 // Internal: the recording side of a capture. Threads closing named
 // windows hand their notes to their own channel (admit, note_queue.hpp);
 // one collector thread pulls every channel, resolves the pending notes in
-// batches, encodes the results into chunks and writes them to the sink.
-// Requests that need the collector (a device closing, flush, close) go
-// through a mutex and condition variable, never a window.
+// batches, encodes the results into chunks and writes them to the sink,
+// and hands each written window to the capture's observers
+// (capture_observer.hpp). Requests that need the collector (a device
+// closing, flush, close) go through a mutex and condition variable, never
+// a window.
 #pragma once
 
+#include "capture_observer.hpp"
 #include "chunk_writer.hpp"
 #include "note_queue.hpp"
 
@@ -15,6 +18,7 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -46,6 +50,7 @@ public:
     void close() noexcept;
     CaptureStats stats() const noexcept;
     const CaptureOptions& options() const noexcept { return options_; }
+    uint16_t metrics_port() const noexcept { return metrics_port_; }
 
 private:
     struct Request {
@@ -82,6 +87,10 @@ private:
     void handle(Request& request) noexcept;
 
     CaptureOptions options_;
+    // Opened before the file: a metrics address that is refused or taken
+    // fails the open before the file is created.
+    uint16_t metrics_port_ = 0;
+    std::vector<std::shared_ptr<CaptureObserver>> observers_;  // the collector's, after the writer
     ChunkWriter writer_;
     const uint64_t id_;            // unique in the process: threads find their channel by it
     const std::size_t ring_size_;  // notes per channel ring

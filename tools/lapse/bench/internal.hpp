@@ -108,6 +108,7 @@ void add_capture(Context&, std::vector<FigureSpec>&);     // recording cost, rat
 void add_worker(Context&, std::vector<FigureSpec>&);      // cpu worker's thread CPU time per window
 void add_vulkan(Context&, std::vector<FigureSpec>&);      // vulkan recording and readback vs bare Vulkan
 void add_cuda(Context&, std::vector<FigureSpec>&);        // a CUDA window vs two bare cuEventRecord
+void add_metrics(Context&, std::vector<FigureSpec>&);     // the Prometheus sink's cost to the caller
 
 // Registers a benchmark that runs `fn` and reports the skip reason when the
 // context says the figure cannot run.

@@ -39,7 +39,7 @@ const std::vector<Concern>& concerns()
         {"window", &add_window},   {"system", &add_system},     {"resolve", &add_resolve},
         {"memory", &add_memory},   {"accuracy", &add_accuracy}, {"load", &add_load},
         {"contention", &add_contention}, {"c_host", &add_c_host}, {"capture", &add_capture},
-        {"worker", &add_worker},   {"cuda", &add_cuda},
+        {"worker", &add_worker},   {"metrics", &add_metrics}, {"cuda", &add_cuda},
 #if LAPSE_BENCH_HAVE_VULKAN
         {"vulkan", &add_vulkan},
 #endif

@@ -21,6 +21,10 @@
 // drops windows and counts them per name, and the counts go into the
 // file; `block` makes the closing thread wait for room instead.
 //
+// Live metrics: with CaptureOptions::metrics the collector also serves the
+// recorded windows over HTTP for Prometheus to scrape (docs/metrics.md),
+// with or without a file.
+//
 // Reading: CaptureReader streams a file in constant memory, one window at
 // a time; damaged chunks are found by their checksums, reported with their
 // offsets and skipped. The format is docs/capture-format.md.
@@ -64,12 +68,23 @@ public:
     virtual void write(std::span<const std::byte> bytes) = 0;
 };
 
+// Live metrics of the recorded windows, served over HTTP for Prometheus
+// to scrape (docs/metrics.md). Off while `listen` is empty.
+struct MetricsOptions {
+    std::string listen;         // "127.0.0.1:9464", "[::1]:9464"; port 0 picks a free one
+    bool allow_remote = false;  // an address that is not loopback is refused unless set
+    uint32_t max_series = 1000;  // label sets (window, stream, backend, method) at most; past it counted apart
+};
+
 struct CaptureOptions {
-    std::filesystem::path path;         // created (or truncated) unless `sink` is set
+    // Created (or truncated) unless `sink` is set. May be empty when
+    // `metrics` listens: the windows are then recorded for the metrics only.
+    std::filesystem::path path;
     std::shared_ptr<CaptureSink> sink;  // instead of a file (tests, pipes)
     uint64_t budget_bytes = 4u << 20;   // windows queued or still unresolved, at most
     CapturePolicy policy = CapturePolicy::drop;
     std::chrono::milliseconds flush_interval{100};
+    MetricsOptions metrics;
 };
 
 // Counters since the capture opened (any thread may read them).
@@ -86,8 +101,9 @@ struct CaptureStats {
 
 class LAPSE_CORE_API Capture {
 public:
-    // Opens the file (or sink), writes the header and starts the collector.
-    // Throws Error naming the file when it cannot be created.
+    // Opens the file (or sink) and the metrics listener, writes the header
+    // and starts the collector. Throws Error naming the file when it cannot
+    // be created, or the address and the cause when metrics cannot listen.
     static std::shared_ptr<Capture> open(CaptureOptions options);
 
     // Drains every queued window (resolving what is pending), writes the
@@ -99,6 +115,9 @@ public:
     CaptureStats stats() const noexcept;
     const std::filesystem::path& path() const noexcept;
     const CaptureOptions& options() const noexcept;
+    // The port the metrics are served on (the bound one when asked for 0);
+    // 0 when the capture serves none.
+    uint16_t metrics_port() const noexcept;
 
     ~Capture();
     Capture(const Capture&) = delete;

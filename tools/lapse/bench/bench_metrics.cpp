@@ -1,0 +1,86 @@
+// Live metrics: what serving Prometheus metrics of the recorded windows
+// adds to the caller's cost of a recorded window.
+//
+//   capture_metrics_vs_capture   a named window recorded into a capture that
+//                                also serves metrics (127.0.0.1, any port) /
+//                                the same window into a capture with none;
+//                                C++ API, Durations kept, the collector
+//                                resolving (its work, metrics included, is
+//                                off the caller's thread: what is left is
+//                                the contention it causes)
+#include "internal.hpp"
+
+#include <filesystem>
+#include <thread>
+#include <unistd.h>
+
+namespace lapse::bench::detail {
+
+namespace {
+
+const char* const names[] = {"frame", "update", "physics", "render", "shadow", "post", "ui", "present"};
+
+void recorded_windows(benchmark::State& st, Context& ctx, bool metrics)
+{
+    const auto file = std::filesystem::temp_directory_path() /
+                      ("lapse-bench-" + std::to_string(::getpid()) + (metrics ? "-metrics" : "-plain") + ".lapse-capture");
+    Device dev;
+    std::shared_ptr<Capture> capture;
+    try {
+        dev = ctx.runtime->open(ctx.config(ctx.subject_config));
+        CaptureOptions o;
+        o.path = file;
+        o.budget_bytes = 256u << 20;
+        if (metrics) o.metrics.listen = "127.0.0.1:0";
+        capture = Capture::open(o);
+        dev.record_into(capture);
+    } catch (const std::exception& e) {
+        st.SkipWithError(e.what());
+        return;
+    }
+    const uint32_t n = ctx.batch;
+    std::vector<Duration> durations(n);
+    for (auto _ : st) {
+        const auto t0 = Clock::now();
+        for (uint32_t i = 0; i < n; ++i) {
+            Window w = dev.profile_start(i & 1, names[i & 7]);
+            durations[i] = dev.profile_end(w);
+        }
+        const auto t1 = Clock::now();
+        st.SetIterationTime(seconds_between(t0, t1));
+        // Untimed: left to the collector, which writes (and observes) them.
+        for (auto& d : durations) d = Duration{};
+        while (capture->stats().queued > 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
+    durations.clear();
+    dev.close();
+    capture->close();
+    std::error_code ec;
+    std::filesystem::remove(file, ec);
+}
+
+}  // namespace
+
+void add_metrics(Context& ctx, std::vector<FigureSpec>& figures)
+{
+    const double mt = ctx.min_time;
+    // The baseline on both sides of the subject: the pair sees the same load.
+    add("metrics.capture_only", [&ctx](benchmark::State& st) { recorded_windows(st, ctx, false); })->UseManualTime()->MinTime(mt);
+    add("metrics.served", [&ctx](benchmark::State& st) { recorded_windows(st, ctx, true); })->UseManualTime()->MinTime(mt);
+    add("metrics.capture_only_b", [&ctx](benchmark::State& st) { recorded_windows(st, ctx, false); })->UseManualTime()->MinTime(mt);
+
+    FigureSpec f;
+    f.figure.key = "capture_metrics_vs_capture";
+    f.figure.title = "named recorded window with the metrics sink on, C++ API, caller's cost";
+    f.figure.baseline = "the same window into a capture without metrics";
+    f.figure.unit = "x";
+    f.figure.target = Target::at_most;
+    f.figure.limit = 1.10;
+    f.subject = "metrics.served";
+    f.baseline = "metrics.capture_only|metrics.capture_only_b";
+    f.ops_per_iteration = ctx.batch;
+    figures.push_back(f);
+}
+
+}  // namespace lapse::bench::detail
