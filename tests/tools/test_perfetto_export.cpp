@@ -1,6 +1,7 @@
 // Perfetto export: the output decoded with the generated classes of
 // perfetto_trace.proto, every window rebuilt the way a viewer does (BEGIN
 // and END sorted by time, a stack per track) and checked against the input.
+#include "chrome_trace.hpp"
 #include "export/export_format.hpp"
 #include "memory_record_source.hpp"
 #include "perfetto_decode.hpp"
@@ -290,6 +291,35 @@ TEST_CASE("perfetto export: speed on a million windows", "[.perf]")
               << " windows/s), " << cpu << " s CPU (" << counts.written / cpu << " windows/s), "
               << out.str().size() / static_cast<double>(counts.written) << " bytes/window\n";
     CHECK(counts.written == 1'000'000);
+}
+
+// Figures for docs/performance.md: n windows that all overlap without
+// nesting (each needs its own lane), for n = 40k, 160k, 640k.
+TEST_CASE("export: overlapping windows: time against their number", "[.perf]")
+{
+    for (const int n : {40'000, 160'000, 640'000}) {
+        auto session = std::make_shared<Session>();
+        for (int i = 0; i < n; ++i)
+            session->add(device_window("w", 0, 1'000'000 + int64_t{i} * 10, 1'000'000 + int64_t{i} * 10 + 1'000'000'000));
+        MemoryRecordSource::Input input;
+        input.info.path = "stair";
+        input.records = session->windows();
+        MemoryRecordSource source({input});
+        std::ostringstream perfetto, chrome;
+        ExportCounts counts;
+        const std::clock_t c0 = std::clock();
+        cli::write_perfetto_export(source, perfetto, counts);
+        const std::clock_t c1 = std::clock();
+        cli::WindowInputs inputs{std::shared_ptr<const Session>(session)};
+        cli::ChromeTraceStats stats;
+        cli::write_chrome_trace(inputs, chrome, stats);
+        const std::clock_t c2 = std::clock();
+        std::cout << n << " overlapping windows: perfetto " << static_cast<double>(c1 - c0) / CLOCKS_PER_SEC
+                  << " s CPU, chrome " << static_cast<double>(c2 - c1) / CLOCKS_PER_SEC << " s CPU ("
+                  << stats.lane_probes << " lane tries)\n";
+        CHECK(counts.written == static_cast<uint64_t>(n));
+        CHECK(stats.slices == static_cast<uint64_t>(n));
+    }
 }
 
 #ifdef LAPSE_CLI

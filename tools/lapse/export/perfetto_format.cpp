@@ -32,6 +32,7 @@
 #include "export_format.hpp"
 
 #include "perfetto_wire.hpp"
+#include "reorder_buffer.hpp"
 #include "track_lanes.hpp"
 
 #include "perfetto_trace.pb.h"
@@ -59,6 +60,8 @@ constexpr uint32_t absolute_device_clock = 65;
 enum AnnotationName : uint64_t { ann_method = 1, ann_work_left_queued };
 
 constexpr std::size_t flush_bytes = 1u << 20;
+// How far before a track's first stamp its incremental clock starts.
+constexpr int64_t clock_margin_ns = 10'000'000;
 
 int64_t wrap_add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
 int64_t wrap_sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
@@ -71,6 +74,8 @@ struct Sequence {
     bool device = false;  // stamps in a device's domain
     int64_t last = 0;     // the incremental clock after the sequence's latest stamp on it
     std::unordered_map<std::string, uint64_t> names;  // interned event names
+    std::string interned;  // InternedData not yet written: goes into the next packet written
+    ReorderBuffer pending;  // events held back to be written in time order
 };
 
 struct Track {
@@ -100,6 +105,7 @@ public:
 
     void begin_input(std::size_t index, const InputInfo& info)
     {
+        drain_all();
         info_ = &info;
         tracks_.clear();
         last_track_ = nullptr;
@@ -166,6 +172,13 @@ public:
         if (split) handoff(w, t);
     }
 
+    // Writes what the sequences hold back, then the buffer.
+    void finish()
+    {
+        drain_all();
+        flush();
+    }
+
     void flush()
     {
         out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
@@ -173,16 +186,41 @@ public:
     }
 
 private:
-    // The packet whose track event is in event_ (and new interned names in
-    // interned_), on `seq`, at `ns` in the sequence's domain.
+    // The packet whose track event is in event_, on `seq`, at `ns` in the
+    // sequence's domain: held back in the sequence's reorder buffer.
     void packet(Sequence& seq, int64_t ns)
+    {
+        HeldEvent e;
+        if (event_.size() > sizeof e.bytes) {  // (no event lapse writes is this long)
+            drain(seq);
+            write(seq, ns, event_);
+            return;
+        }
+        e.ns = ns;
+        e.order = order_++;
+        e.size = static_cast<uint8_t>(event_.size());
+        event_.copy(e.bytes, event_.size());
+        seq.pending.add(e, [&](const HeldEvent& out) { write(seq, out.ns, std::string_view(out.bytes, out.size)); });
+    }
+
+    void drain(Sequence& seq)
+    {
+        seq.pending.drain([&](const HeldEvent& out) { write(seq, out.ns, std::string_view(out.bytes, out.size)); });
+    }
+
+    void drain_all()
+    {
+        for (auto& [key, track] : tracks_) drain(track->seq);
+    }
+
+    void write(Sequence& seq, int64_t ns, std::string_view event)
     {
         body_.clear();
         wire::field(body_, pb::TracePacket::kTrustedPacketSequenceIdFieldNumber, seq.id);
         wire::field(body_, pb::TracePacket::kSequenceFlagsFieldNumber, pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
-        if (!interned_.empty()) {
-            wire::bytes(body_, pb::TracePacket::kInternedDataFieldNumber, interned_);
-            interned_.clear();
+        if (!seq.interned.empty()) {  // before every event that uses it: they are all still held back
+            wire::bytes(body_, pb::TracePacket::kInternedDataFieldNumber, seq.interned);
+            seq.interned.clear();
         }
         if (ns >= seq.last) {
             // The default clock counts from the sequence's previous stamp on it.
@@ -190,12 +228,12 @@ private:
                         static_cast<uint64_t>(ns) - static_cast<uint64_t>(seq.last));
             seq.last = ns;
         } else {
-            // Backwards (a window that arrived after one it contains): an
-            // absolute stamp, which leaves the incremental clock as it was.
+            // Too late even for the reorder buffer: an absolute stamp, which
+            // leaves the incremental clock as it was.
             wire::field(body_, pb::TracePacket::kTimestampFieldNumber, static_cast<uint64_t>(ns));
             wire::field(body_, pb::TracePacket::kTimestampClockIdFieldNumber, seq.device ? absolute_device_clock : host_clock);
         }
-        wire::bytes(body_, pb::TracePacket::kTrackEventFieldNumber, event_);
+        wire::bytes(body_, pb::TracePacket::kTrackEventFieldNumber, event);
         wire::bytes(buffer_, 1, body_);  // Trace.packet
         if (buffer_.size() >= flush_bytes) flush();
     }
@@ -215,7 +253,7 @@ private:
             entry_.clear();
             wire::field(entry_, pb::EventName::kIidFieldNumber, it->second);
             wire::bytes(entry_, pb::EventName::kNameFieldNumber, name);
-            wire::bytes(interned_, pb::InternedData::kEventNamesFieldNumber, entry_);
+            wire::bytes(seq.interned, pb::InternedData::kEventNamesFieldNumber, entry_);
         }
         return it->second;
     }
@@ -276,25 +314,27 @@ private:
         emit(first);
 
         // Its clocks, read at one instant: the host's, the incremental one
-        // (and the device's absolute one) at first_ns.
+        // (and the device's absolute one), a little before first_ns, so
+        // that events a little earlier still count from it.
+        const int64_t base_ns = wrap_sub(first_ns, clock_margin_ns);
         pb::TracePacket p;
         p.set_trusted_packet_sequence_id(t->seq.id);
         auto* snapshot = p.mutable_clock_snapshot();
         snapshot->set_primary_trace_clock(pb::BUILTIN_CLOCK_MONOTONIC);
         auto* host = snapshot->add_clocks();
         host->set_clock_id(host_clock);
-        host->set_timestamp(static_cast<uint64_t>(t->seq.device ? to_host(*t, first_ns) : first_ns));
+        host->set_timestamp(static_cast<uint64_t>(t->seq.device ? to_host(*t, base_ns) : base_ns));
         auto* incremental = snapshot->add_clocks();
         incremental->set_clock_id(incremental_clock);
-        incremental->set_timestamp(static_cast<uint64_t>(first_ns));
+        incremental->set_timestamp(static_cast<uint64_t>(base_ns));
         incremental->set_is_incremental(true);
         if (t->seq.device) {
             auto* device = snapshot->add_clocks();
             device->set_clock_id(absolute_device_clock);
-            device->set_timestamp(static_cast<uint64_t>(first_ns));
+            device->set_timestamp(static_cast<uint64_t>(base_ns));
         }
         emit(p);
-        t->seq.last = first_ns;
+        t->seq.last = base_ns;
         return t;
     }
 
@@ -342,7 +382,8 @@ private:
     std::ostream& out_;
     ExportCounts& counts_;
     std::string buffer_;  // the output, written out every flush_bytes
-    std::string event_, annotation_, body_, interned_, entry_, scratch_, mark_;
+    std::string event_, annotation_, body_, entry_, scratch_, mark_;
+    uint64_t order_ = 0;  // arrival order of track events
     const InputInfo* info_ = nullptr;
     uint32_t next_sequence_ = 1;
     uint64_t next_uuid_ = 1;
@@ -363,7 +404,7 @@ void write_perfetto_export(RecordSource& source, std::ostream& out, ExportCounts
         writer.begin_input(*index, source.info());
         while (source.next_record(record)) writer.window(record);
     }
-    writer.flush();
+    writer.finish();
 }
 
 }  // namespace lapse::cli

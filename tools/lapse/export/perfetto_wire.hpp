@@ -4,23 +4,24 @@
 // Field numbers come from the generated classes (perfetto_trace.pb.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace lapse::cli::wire {
 
-inline void varint(std::string& b, uint64_t v)
+[[gnu::always_inline]] inline void varint(std::string& b, uint64_t v)
 {
-    while (v >= 0x80) {
-        b.push_back(static_cast<char>((v & 0x7f) | 0x80));
-        v >>= 7;
-    }
-    b.push_back(static_cast<char>(v));
+    char out[10];
+    std::size_t n = 0;
+    for (; v >= 0x80; v >>= 7) out[n++] = static_cast<char>((v & 0x7f) | 0x80);
+    out[n++] = static_cast<char>(v);
+    b.append(out, n);
 }
 
 // Wire type 0: an integer, bool or enum.
-inline void field(std::string& b, uint32_t number, uint64_t v)
+[[gnu::always_inline]] inline void field(std::string& b, uint32_t number, uint64_t v)
 {
     varint(b, uint64_t{number} << 3);
     varint(b, v);
@@ -34,7 +35,7 @@ inline void fixed64(std::string& b, uint32_t number, uint64_t v)
 }
 
 // Wire type 2: bytes, a string or an embedded message.
-inline void bytes(std::string& b, uint32_t number, std::string_view s)
+[[gnu::always_inline]] inline void bytes(std::string& b, uint32_t number, std::string_view s)
 {
     varint(b, uint64_t{number} << 3 | 2);
     varint(b, s.size());
