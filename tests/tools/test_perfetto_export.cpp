@@ -9,6 +9,8 @@
 
 #include "perfetto_trace.pb.h"
 
+#include <lapse/core.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include <sstream>
 #include <tuple>
 #include <sys/wait.h>
+#include <thread>
 
 using namespace lapse;
 using namespace lapse::test;
@@ -201,6 +204,54 @@ TEST_CASE("perfetto export: every split pair is a flow from its opening to its c
     // (method device on a stream track, system on a thread track).
     using Annotation = std::tuple<std::string, std::string, std::string>;
     CHECK(decoded.annotations == std::vector<Annotation>{{"odd", "method", "none"}});
+}
+
+TEST_CASE("perfetto export: the split pairs of a real capture are its flows", "[export][perfetto][capture]")
+{
+    TempFile file("split.lapse-capture");
+    {
+        Device device = Runtime().open(Config::from_string("[backend]\nplugin = \"cpu\"\nstreams = 2\n", "<test>", {}));
+        CaptureOptions o;
+        o.path = file.path();
+        o.policy = CapturePolicy::block;
+        auto capture = Capture::open(o);
+        device.record_into(capture);
+        std::vector<Window> open;
+        for (int i = 0; i < 200; ++i) open.push_back(device.profile_start(i & 1, i % 3 == 0 ? "handoff" : "upload"));
+        for (int i = 0; i < 50; ++i) device.profile(0, [] {}, {.name = "same thread"});
+        std::thread other([&] {
+            for (auto& w : open) device.profile_end(w);
+        });
+        other.join();
+        device.close();
+        capture->close();
+    }
+    std::vector<Flow> expected;
+    CaptureReader reader(file.path());
+    CapturedWindow w;
+    std::size_t windows = 0;
+    while (reader.next(w)) {
+        ++windows;
+        REQUIRE(w.state == DurationState::ready);
+        if (w.close_thread == w.thread) continue;
+        const std::string name(w.name);
+        REQUIRE(w.domain == ClockDomain::host_monotonic);
+        expected.push_back({"thread " + std::to_string(w.thread) + " (handoffs)", "open " + name, w.start_ns,
+                            "thread " + std::to_string(w.close_thread) + " (handoffs)", "close " + name, w.end_ns});
+    }
+    std::sort(expected.begin(), expected.end());
+    CHECK(windows == 250);
+    CHECK(expected.size() == 200);
+
+    auto source = cli::open_record_source({file.str()});
+    std::ostringstream out;
+    ExportCounts counts;
+    cli::write_perfetto_export(*source, out, counts);
+    pb::Trace trace;
+    REQUIRE(trace.ParseFromString(out.str()));
+    const DecodedTrace decoded = decode_perfetto(trace);
+    CHECK(decoded.flows == expected);
+    CHECK(decoded.slices.size() == windows);
 }
 
 TEST_CASE("perfetto export: protoc --decode_raw accepts it, and it is at most a fifth of the Chrome JSON",

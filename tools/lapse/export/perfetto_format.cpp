@@ -37,6 +37,7 @@
 
 #include "perfetto_trace.pb.h"
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -59,7 +60,7 @@ constexpr uint32_t absolute_device_clock = 65;
 // Debug annotation names, interned in every sequence's first packet.
 enum AnnotationName : uint64_t { ann_method = 1, ann_work_left_queued };
 
-constexpr std::size_t flush_bytes = 1u << 20;
+constexpr std::size_t flush_bytes = 1u << 20;  // the output buffer
 // How far before a track's first stamp its incremental clock starts.
 constexpr int64_t clock_margin_ns = 10'000'000;
 
@@ -92,7 +93,7 @@ class PerfettoWriter {
 public:
     PerfettoWriter(std::ostream& out, ExportCounts& counts) : out_(out), counts_(counts)
     {
-        buffer_.reserve(flush_bytes + (1u << 16));
+        buffer_.resize(flush_bytes);
         // The trace's clock, before anything uses it.
         pb::TracePacket p;
         auto* snapshot = p.mutable_clock_snapshot();
@@ -146,26 +147,26 @@ public:
         const bool split = w.close_thread != 0 && w.close_thread != w.thread;
 
         event_.clear();
-        wire::field(event_, pb::TrackEvent::kTypeFieldNumber, pb::TrackEvent::TYPE_SLICE_BEGIN);
-        if (lane != 0) wire::field(event_, pb::TrackEvent::kTrackUuidFieldNumber, t.lane_uuids[lane]);
-        wire::field(event_, pb::TrackEvent::kNameIidFieldNumber, intern(t.seq, w.name));
+        event_.field(pb::TrackEvent::kTypeFieldNumber, pb::TrackEvent::TYPE_SLICE_BEGIN);
+        if (lane != 0) event_.field(pb::TrackEvent::kTrackUuidFieldNumber, t.lane_uuids[lane]);
+        event_.field(pb::TrackEvent::kNameIidFieldNumber, intern(t.seq, w.name));
         if (w.method != t.default_method) {
             annotation_.clear();
-            wire::field(annotation_, pb::DebugAnnotation::kNameIidFieldNumber, ann_method);
-            wire::bytes(annotation_, pb::DebugAnnotation::kStringValueFieldNumber, to_string(w.method));
-            wire::bytes(event_, pb::TrackEvent::kDebugAnnotationsFieldNumber, annotation_);
+            annotation_.field(pb::DebugAnnotation::kNameIidFieldNumber, ann_method);
+            annotation_.bytes(pb::DebugAnnotation::kStringValueFieldNumber, to_string(w.method));
+            event_.bytes(pb::TrackEvent::kDebugAnnotationsFieldNumber, annotation_.view());
         }
         if (const auto queued = work_left_queued(w); queued && *queued) {
             annotation_.clear();
-            wire::field(annotation_, pb::DebugAnnotation::kNameIidFieldNumber, ann_work_left_queued);
-            wire::field(annotation_, pb::DebugAnnotation::kBoolValueFieldNumber, 1);
-            wire::bytes(event_, pb::TrackEvent::kDebugAnnotationsFieldNumber, annotation_);
+            annotation_.field(pb::DebugAnnotation::kNameIidFieldNumber, ann_work_left_queued);
+            annotation_.field(pb::DebugAnnotation::kBoolValueFieldNumber, 1);
+            event_.bytes(pb::TrackEvent::kDebugAnnotationsFieldNumber, annotation_.view());
         }
         packet(t.seq, w.start_ns);
 
         event_.clear();
-        wire::field(event_, pb::TrackEvent::kTypeFieldNumber, pb::TrackEvent::TYPE_SLICE_END);
-        if (lane != 0) wire::field(event_, pb::TrackEvent::kTrackUuidFieldNumber, t.lane_uuids[lane]);
+        event_.field(pb::TrackEvent::kTypeFieldNumber, pb::TrackEvent::TYPE_SLICE_END);
+        if (lane != 0) event_.field(pb::TrackEvent::kTrackUuidFieldNumber, t.lane_uuids[lane]);
         packet(t.seq, w.end_ns);
         ++counts_.written;
 
@@ -181,8 +182,8 @@ public:
 
     void flush()
     {
-        out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-        buffer_.clear();
+        out_.write(buffer_.data(), static_cast<std::streamsize>(used_));
+        used_ = 0;
     }
 
 private:
@@ -193,13 +194,13 @@ private:
         HeldEvent e;
         if (event_.size() > sizeof e.bytes) {  // (no event lapse writes is this long)
             drain(seq);
-            write(seq, ns, event_);
+            write(seq, ns, event_.view());
             return;
         }
         e.ns = ns;
         e.order = order_++;
         e.size = static_cast<uint8_t>(event_.size());
-        event_.copy(e.bytes, event_.size());
+        std::memcpy(e.bytes, event_.view().data(), event_.size());
         seq.pending.add(e, [&](const HeldEvent& out) { write(seq, out.ns, std::string_view(out.bytes, out.size)); });
     }
 
@@ -215,35 +216,52 @@ private:
 
     void write(Sequence& seq, int64_t ns, std::string_view event)
     {
-        body_.clear();
-        wire::field(body_, pb::TracePacket::kTrustedPacketSequenceIdFieldNumber, seq.id);
-        wire::field(body_, pb::TracePacket::kSequenceFlagsFieldNumber, pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+        const bool forward = ns >= seq.last;
+        // The default clock counts from the sequence's previous stamp on it;
+        // a stamp too late even for the reorder buffer is absolute, and
+        // leaves the incremental clock as it was.
+        const uint64_t stamp = forward ? static_cast<uint64_t>(ns) - static_cast<uint64_t>(seq.last) : static_cast<uint64_t>(ns);
+        const uint32_t clock = seq.device ? absolute_device_clock : host_clock;
+        using P = pb::TracePacket;
+        std::size_t body = wire::field_size(P::kTrustedPacketSequenceIdFieldNumber, seq.id) +
+                           wire::field_size(P::kSequenceFlagsFieldNumber, P::SEQ_NEEDS_INCREMENTAL_STATE) +
+                           wire::field_size(P::kTimestampFieldNumber, stamp) +
+                           wire::bytes_size(P::kTrackEventFieldNumber, event.size());
+        if (!forward) body += wire::field_size(P::kTimestampClockIdFieldNumber, clock);
+        if (!seq.interned.empty()) body += wire::bytes_size(P::kInternedDataFieldNumber, seq.interned.size());
+        char* p = room(wire::bytes_size(1, body));
+        p = wire::put_varint(wire::put_varint(p, 1 << 3 | 2), body);  // Trace.packet
+        p = wire::put_field(p, P::kTrustedPacketSequenceIdFieldNumber, seq.id);
+        p = wire::put_field(p, P::kSequenceFlagsFieldNumber, P::SEQ_NEEDS_INCREMENTAL_STATE);
         if (!seq.interned.empty()) {  // before every event that uses it: they are all still held back
-            wire::bytes(body_, pb::TracePacket::kInternedDataFieldNumber, seq.interned);
+            p = wire::put_bytes(p, P::kInternedDataFieldNumber, seq.interned);
             seq.interned.clear();
         }
-        if (ns >= seq.last) {
-            // The default clock counts from the sequence's previous stamp on it.
-            wire::field(body_, pb::TracePacket::kTimestampFieldNumber,
-                        static_cast<uint64_t>(ns) - static_cast<uint64_t>(seq.last));
+        p = wire::put_field(p, P::kTimestampFieldNumber, stamp);
+        if (forward)
             seq.last = ns;
-        } else {
-            // Too late even for the reorder buffer: an absolute stamp, which
-            // leaves the incremental clock as it was.
-            wire::field(body_, pb::TracePacket::kTimestampFieldNumber, static_cast<uint64_t>(ns));
-            wire::field(body_, pb::TracePacket::kTimestampClockIdFieldNumber, seq.device ? absolute_device_clock : host_clock);
+        else
+            p = wire::put_field(p, P::kTimestampClockIdFieldNumber, clock);
+        p = wire::put_bytes(p, P::kTrackEventFieldNumber, event);
+        used_ = static_cast<std::size_t>(p - buffer_.data());
+    }
+
+    // `n` bytes at the end of the output buffer, flushed first when full.
+    char* room(std::size_t n)
+    {
+        if (used_ + n > buffer_.size()) {
+            flush();
+            if (n > buffer_.size()) buffer_.resize(n);
         }
-        wire::bytes(body_, pb::TracePacket::kTrackEventFieldNumber, event);
-        wire::bytes(buffer_, 1, body_);  // Trace.packet
-        if (buffer_.size() >= flush_bytes) flush();
+        return buffer_.data() + used_;
     }
 
     // A packet built with the generated classes (descriptors, snapshots).
     void emit(const pb::TracePacket& p)
     {
         p.SerializeToString(&scratch_);
-        wire::bytes(buffer_, 1, scratch_);
-        if (buffer_.size() >= flush_bytes) flush();
+        char* at = room(wire::bytes_size(1, scratch_.size()));
+        used_ = static_cast<std::size_t>(wire::put_bytes(at, 1, scratch_) - buffer_.data());
     }
 
     uint64_t intern(Sequence& seq, const std::string& name)
@@ -371,9 +389,9 @@ private:
             mark_ = opening ? "open " : "close ";
             mark_ += w.name;
             event_.clear();
-            wire::field(event_, pb::TrackEvent::kTypeFieldNumber, pb::TrackEvent::TYPE_INSTANT);
-            wire::field(event_, pb::TrackEvent::kNameIidFieldNumber, intern(t.seq, mark_));
-            wire::fixed64(event_, opening ? pb::TrackEvent::kFlowIdsFieldNumber : pb::TrackEvent::kTerminatingFlowIdsFieldNumber,
+            event_.field(pb::TrackEvent::kTypeFieldNumber, pb::TrackEvent::TYPE_INSTANT);
+            event_.field(pb::TrackEvent::kNameIidFieldNumber, intern(t.seq, mark_));
+            event_.fixed64(opening ? pb::TrackEvent::kFlowIdsFieldNumber : pb::TrackEvent::kTerminatingFlowIdsFieldNumber,
                           flow);
             packet(t.seq, opening ? open_ns : close_ns);
         }
@@ -381,8 +399,11 @@ private:
 
     std::ostream& out_;
     ExportCounts& counts_;
-    std::string buffer_;  // the output, written out every flush_bytes
-    std::string event_, annotation_, body_, entry_, scratch_, mark_;
+    std::vector<char> buffer_;  // the output: buffer_[0, used_), written out when full
+    std::size_t used_ = 0;
+    wire::Small<64> event_;
+    wire::Small<32> annotation_;
+    std::string entry_, scratch_, mark_;
     uint64_t order_ = 0;  // arrival order of track events
     const InputInfo* info_ = nullptr;
     uint32_t next_sequence_ = 1;
