@@ -7,8 +7,8 @@
 // The buffer holds at least `held` events: when it holds twice that, it
 // sorts what arrived since its last write (by stamp, then arrival order),
 // merges it with the rest, which is sorted already, and writes the earlier
-// half. Sorting and merging walk memory in order, which a heap over the
-// same events does not (its cache misses cost four times as much here).
+// half. Sorting and merging walk memory in order (a heap over the same
+// 64-byte events measured slower here).
 // Events leave in (stamp, arrival) order, so events with equal stamps keep
 // their arrival order and a viewer's stable sort by time sees what it
 // would have seen without the buffer; one that arrives after a later one
@@ -17,9 +17,9 @@
 // Thread safety: one thread.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <algorithm>
 #include <vector>
 
 namespace lapse::cli {
