@@ -128,3 +128,18 @@ TEST_CASE("chrome trace: equal starts put the longer window outside", "[export]"
         if (e["ph"] == "X") order.push_back(e["name"]);
     CHECK(order == std::vector<std::string>{"long", "short", "after"});
 }
+
+TEST_CASE("chrome trace: many overlapping windows cost a bounded number of lane tries each", "[export]")
+{
+    // A staircase: every window overlaps every other without nesting, so
+    // each needs its own lane; trying every lane would be n^2 / 2 tries.
+    constexpr int n = 20'000;
+    Session session;
+    for (int i = 0; i < n; ++i)
+        session.add(ready("w", 0, 7, TimingMethod::device, ClockDomain::host_monotonic, i * 10, i * 10 + 1'000'000'000));
+    lapse::cli::ChromeTraceStats stats;
+    const auto trace = lapse::cli::chrome_trace(session, stats);
+    CHECK(stats.slices == n);
+    CHECK(stats.overlap_lanes == n - 1);
+    CHECK(stats.lane_probes <= 10 * uint64_t{n});
+}

@@ -90,3 +90,34 @@ TEST_CASE("track lanes: random arrivals rebuild exactly, with and without forget
     std::sort(windows.begin(), windows.end(), [](const Interval& a, const Interval& b) { return a.end < b.end; });
     check_lanes(windows, kept);
 }
+
+TEST_CASE("track lanes: many overlapping windows cost a bounded number of tries each, not one per lane",
+          "[export][lanes]")
+{
+    // Every window overlaps every other without nesting (a staircase): each
+    // needs its own lane. Trying every lane would be n^2 / 2 = 2 * 10^8 tries.
+    constexpr int n = 20'000;
+    std::vector<Interval> stair;
+    for (int i = 0; i < n; ++i) stair.push_back({i * 10, i * 10 + 1'000'000'000});
+    for (const bool reversed : {false, true}) {
+        TrackLanes lanes;
+        if (reversed) std::reverse(stair.begin(), stair.end());
+        for (const Interval& w : stair) lanes.place(w.start, w.end);
+        CHECK(lanes.lane_count() == n);
+        CHECK(lanes.probes() <= (TrackLanes::first_fit_lanes + 2) * uint64_t{n});
+    }
+    check_lanes({stair.begin(), stair.begin() + 500}, 4096);
+}
+
+TEST_CASE("track lanes: windows in time order, 100 open at a time, take about 100 lanes", "[export][lanes]")
+{
+    constexpr int n = 50'000, open = 100;
+    std::vector<Interval> windows;
+    for (int i = 0; i < n; ++i) windows.push_back({i * 10, i * 10 + open * 10 - 1});
+    TrackLanes lanes;
+    for (const Interval& w : windows) lanes.place(w.start, w.end);
+    CHECK(lanes.lane_count() >= open);
+    CHECK(lanes.lane_count() <= open + TrackLanes::first_fit_lanes);
+    CHECK(lanes.probes() <= (TrackLanes::first_fit_lanes + 2) * uint64_t{n});
+    check_lanes(windows, 4096);
+}

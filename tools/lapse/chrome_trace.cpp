@@ -7,6 +7,7 @@
 #include <map>
 #include <ostream>
 #include <queue>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -28,10 +29,22 @@ struct TrackKey {
 };
 
 // One lane per set of windows that are pairwise disjoint or nested: the
-// ends of the slices still open on it.
+// ends of the slices still open on it (innermost last). Windows arrive in
+// start order, so a slice is closed for good once a start passes its end:
+// `ends` closes them as starts advance, and lanes past the first
+// first_fit_lanes are indexed by their innermost open end (`tops`) or as
+// empty (`empty`), so a window finds a lane in O(log lanes) however many
+// overlap: the tightest lane that contains it, else the lowest empty one.
+constexpr std::size_t first_fit_lanes = 8;
+
 struct Track {
     std::vector<std::vector<int64_t>> lanes;
     std::vector<int64_t> tids;
+    std::priority_queue<std::pair<int64_t, std::size_t>, std::vector<std::pair<int64_t, std::size_t>>,
+                        std::greater<>>
+        ends;
+    std::set<std::pair<int64_t, std::size_t>> tops;
+    std::set<std::size_t> empty;
 };
 
 struct Pending {
@@ -238,20 +251,49 @@ private:
     int64_t place(const TrackKey& key, int64_t start, int64_t end)
     {
         Track& track = tracks_[key];
-        std::size_t chosen = track.lanes.size();
-        for (std::size_t l = 0; l < track.lanes.size(); ++l) {
+        while (!track.ends.empty() && track.ends.top().first <= start) {
+            const std::size_t l = track.ends.top().second;
+            track.ends.pop();
             auto& stack = track.lanes[l];
-            while (!stack.empty() && stack.back() <= start) stack.pop_back();
+            if (l >= first_fit_lanes) track.tops.erase({stack.back(), l});
+            stack.pop_back();
+            if (l >= first_fit_lanes) {
+                if (stack.empty())
+                    track.empty.insert(l);
+                else
+                    track.tops.insert({stack.back(), l});
+            }
+        }
+        std::size_t chosen = track.lanes.size();
+        for (std::size_t l = 0; l < std::min(track.lanes.size(), first_fit_lanes); ++l) {
+            ++stats_.lane_probes;
+            const auto& stack = track.lanes[l];
             if (stack.empty() || stack.back() >= end) {
                 chosen = l;
                 break;
             }
         }
+        if (chosen == track.lanes.size() && track.lanes.size() > first_fit_lanes) {
+            ++stats_.lane_probes;
+            if (auto it = track.tops.lower_bound({end, 0}); it != track.tops.end())
+                chosen = it->second;
+            else if (!track.empty.empty())
+                chosen = *track.empty.begin();
+        }
         if (chosen == track.lanes.size()) {
             track.lanes.emplace_back();
             if (chosen > 0) ++stats_.overlap_lanes;
         }
-        track.lanes[chosen].push_back(end);
+        auto& stack = track.lanes[chosen];
+        if (chosen >= first_fit_lanes) {
+            if (stack.empty())
+                track.empty.erase(chosen);
+            else
+                track.tops.erase({stack.back(), chosen});
+            track.tops.insert({end, chosen});
+        }
+        stack.push_back(end);
+        track.ends.push({end, chosen});
         return lane_tid(key, track, chosen);
     }
 

@@ -43,6 +43,7 @@ struct ChromeTraceStats {
     uint64_t failed = 0;          // left out: no interval
     uint64_t overlap_lanes = 0;   // extra lanes opened for overlapping windows
     uint64_t flows = 0;           // split-pair handoffs drawn
+    uint64_t lane_probes = 0;     // lanes tried for a window, in all (the cost measure)
 };
 
 inline constexpr std::size_t reorder_window = 1u << 16;

@@ -37,6 +37,7 @@ public:
                 const CaptureHeader& h = capture_->header();
                 info_.realtime_minus_monotonic_ns = h.anchor_realtime_ns - h.anchor_monotonic_ns;
                 info_.counts_recorded = true;
+                info_.records_work_left_queued = true;
                 return index;
             }
             Session session = Session::load(paths_[index]);

@@ -45,6 +45,8 @@ struct InputInfo {
     uint64_t dropped = 0;     // windows the recorder could not keep
     uint64_t unflushed = 0;   // windows still pending when recording stopped
     bool counts_recorded = false;  // whether dropped/unflushed are known
+    // Whether records say if work was left queued (work_left_queued()).
+    bool records_work_left_queued = false;
     bool cut_short = false;        // the input ended before its end marker
 };
 

@@ -19,6 +19,7 @@ void write_chrome_export(RecordSource& source, std::ostream& out, ExportCounts& 
     counts.not_measured = stats.not_measured;
     counts.failed = stats.failed;
     counts.overlap_lanes = stats.overlap_lanes;
+    counts.flows = stats.flows;
     for (const InputSummary& s : inputs.summaries()) {
         if (!s.complete)
             std::cerr << "lapse export: " << printable(s.file) << " was cut short (last chunk written at "

@@ -18,6 +18,7 @@ struct ExportCounts {
     uint64_t not_measured = 0;   // left out: no interval
     uint64_t failed = 0;         // left out: no interval
     uint64_t overlap_lanes = 0;  // extra tracks opened for overlapping windows
+    uint64_t flows = 0;          // split pairs drawn as a flow from the opening to the closing thread
 };
 
 struct ExportFormat {

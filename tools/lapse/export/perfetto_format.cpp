@@ -3,32 +3,45 @@
 // SLICE_BEGIN and a SLICE_END packet at once, so memory is the tracks,
 // the interned names and the lanes' bounded history, not the windows.
 //
-// Layout, per input (one trusted packet sequence each, so interning and
-// sequence-scoped clocks stay per input):
+// Layout, per input:
 //   process track  "<input index>: <file> (<plugin> on <device>)"
 //     "thread N"                     system-time windows of OS thread N
 //     "stream N (host clock)"        device windows stamped on the host clock
 //     "stream N (device clock ...)"  device windows on the device's clock
 //     "... (overlap K)"              a lane for windows that overlap without
 //                                    nesting (TrackLanes)
-// The trace's primary clock is BUILTIN_CLOCK_MONOTONIC (the host's). Host
-// stamps are written on a sequence-scoped clock counting from the input's
-// origin (fewer bytes; one ClockSnapshot ties it to the host's), device
-// stamps on a sequence-scoped clock per device stream, tied to the host's
-// by a ClockSnapshot: the recorded anchor when the input has one,
-// otherwise the stream's first stamp placed at the input's first host
-// stamp, and the track's name says it is not aligned. Several inputs on
-// the host clock thus share one timeline.
+//     "thread N (handoffs)"          the ends of split pairs: an "open NAME"
+//                                    instant on the opening thread, a flow to
+//                                    a "close NAME" instant on the closing one
+//
+// Size is what Perfetto's own writers do to keep traces small: every track
+// (with its overlap lanes) is its own packet sequence, whose defaults name
+// the track (TrackEventDefaults.track_uuid) and the clock; that clock is
+// sequence-scoped and incremental (each stamp is the delta from the
+// sequence's previous one), tied to the host's monotonic clock by one
+// ClockSnapshot; names are interned per sequence; annotations are written
+// only where a window differs from its track's default.
+//
+// The trace's primary clock is BUILTIN_CLOCK_MONOTONIC (the host's). A
+// device stream's sequence also has an absolute clock in the device's
+// domain, and its ClockSnapshot pairs the device clock with the host's:
+// at the recorded anchor when the input has one, otherwise the stream's
+// first stamp placed at the input's first host stamp, and the track's name
+// says it is not aligned. Several inputs on the host clock thus share one
+// timeline.
 #include "export_format.hpp"
 
+#include "perfetto_wire.hpp"
+#include "reorder_buffer.hpp"
 #include "track_lanes.hpp"
 
 #include "perfetto_trace.pb.h"
 
+#include <cstring>
 #include <map>
-#include <stdexcept>
+#include <memory>
+#include <optional>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 
 namespace lapse::cli {
@@ -36,57 +49,82 @@ namespace {
 
 namespace pb = perfetto::protos;
 
-constexpr uint32_t monotonic_clock = pb::BUILTIN_CLOCK_MONOTONIC;
-// Sequence-scoped clocks (ids 64..127): 64 is the host's monotonic clock
-// counted from the input's origin, so stamps take fewer varint bytes than
-// nanoseconds since boot; 65.. are the device clocks of streams.
-constexpr uint32_t host_from_origin_clock = 64;
-constexpr uint32_t first_device_clock = 65;
-constexpr uint32_t device_clock_count = 63;
-// The origin sits this far before the input's first host stamp, so windows
-// that start a little earlier (they arrive as they end) still count from it;
-// the rare one that starts earlier still is written on the host clock.
-constexpr int64_t origin_margin_ns = 10'000'000;
+constexpr uint32_t host_clock = pb::BUILTIN_CLOCK_MONOTONIC;
+// Sequence-scoped clocks (ids 64..127, one set per sequence): 64 is the
+// sequence's default, incremental, in the track's own domain; 65 the
+// device's clock in absolute nanoseconds, for stamps that go backwards on
+// a device track (a host track writes those on host_clock).
+constexpr uint32_t incremental_clock = 64;
+constexpr uint32_t absolute_device_clock = 65;
 
-// Debug annotation names and string values, interned once per sequence.
-// (The clock domain is in the track's name, not repeated on every window.)
-enum AnnotationName : uint64_t { ann_method = 1, ann_state, ann_work_left_queued };
+// Debug annotation names, interned in every sequence's first packet.
+enum AnnotationName : uint64_t { ann_method = 1, ann_work_left_queued };
+
+constexpr std::size_t flush_bytes = 1u << 20;  // the output buffer
+// How far before a track's first stamp its incremental clock starts.
+constexpr int64_t clock_margin_ns = 10'000'000;
+
+int64_t wrap_add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t wrap_sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+
+enum class Kind : int { thread, host_stream, device_stream, handoffs };
+
+// One trusted packet sequence: a track and its overlap lanes.
+struct Sequence {
+    uint32_t id = 0;
+    bool device = false;  // stamps in a device's domain
+    int64_t last = 0;     // the incremental clock after the sequence's latest stamp on it
+    std::unordered_map<std::string, uint64_t> names;  // interned event names
+    std::string interned;  // InternedData not yet written: goes into the next packet written
+    ReorderBuffer pending;  // events held back to be written in time order
+};
+
+struct Track {
+    Kind kind = Kind::thread;
+    std::string name;
+    Sequence seq;
+    TrackLanes lanes;
+    std::vector<uint64_t> lane_uuids;  // [0]: the track itself, its sequence's default
+    TimingMethod default_method = TimingMethod::system;
+    ClockAnchor anchor;                // device tracks: device ns <-> host ns
+};
 
 class PerfettoWriter {
 public:
-    PerfettoWriter(std::ostream& out, ExportCounts& counts) : out_(out), counts_(counts) {}
-
-    void begin_input(std::size_t index, const InputInfo& info)
+    PerfettoWriter(std::ostream& out, ExportCounts& counts) : out_(out), counts_(counts)
     {
-        sequence_ = static_cast<uint32_t>(index + 1);
-        info_ = &info;
-        names_.clear();
-        values_.clear();
-        tracks_.clear();
-        device_clocks_.clear();
-        first_host_ns_.reset();
-        origin_ns_.reset();
-        first_packet_ = true;
-        process_uuid_ = next_uuid_++;
-
-        pb::TracePacket& p = fresh_packet();
+        buffer_.resize(flush_bytes);
+        // The trace's clock, before anything uses it.
+        pb::TracePacket p;
         auto* snapshot = p.mutable_clock_snapshot();
         snapshot->set_primary_trace_clock(pb::BUILTIN_CLOCK_MONOTONIC);
         auto* clock = snapshot->add_clocks();
-        clock->set_clock_id(monotonic_clock);
+        clock->set_clock_id(host_clock);
         clock->set_timestamp(0);
-        emit();
+        emit(p);
+    }
 
-        pb::TracePacket& d = fresh_packet();
-        auto* track = d.mutable_track_descriptor();
+    void begin_input(std::size_t index, const InputInfo& info)
+    {
+        drain_all();
+        info_ = &info;
+        tracks_.clear();
+        last_track_ = nullptr;
+        first_host_ns_.reset();
+        process_uuid_ = next_uuid_++;
+
+        pb::TracePacket p;
+        p.set_trusted_packet_sequence_id(next_sequence_++);
+        auto* track = p.mutable_track_descriptor();
         track->set_uuid(process_uuid_);
         std::string name = std::to_string(index) + ": " + info.path;
         if (!info.backend.plugin.empty())
             name += " (" + info.backend.plugin + (info.backend.device_name.empty() ? "" : " on " + info.backend.device_name) + ")";
+        if (!info.records_work_left_queued) name += " [work_left_queued not recorded]";
         track->mutable_process()->set_pid(static_cast<int32_t>(index + 1));
         track->mutable_process()->set_process_name(name);
         track->set_name(name);
-        emit();
+        emit(p);
     }
 
     void window(const WindowRecord& w)
@@ -99,298 +137,282 @@ public:
             ++counts_.not_measured;
             return;
         }
-        const bool on_host = w.method == TimingMethod::system || w.domain == ClockDomain::host_monotonic;
-        if (on_host && !first_host_ns_) {
-            first_host_ns_ = w.start_ns;
-            set_origin(w.start_ns - origin_margin_ns);
-        }
-        const uint32_t clock = on_host ? monotonic_clock : device_clock(w.stream, w.start_ns);
-        Track& track = track_for(w);
-        const uint32_t lane = track.lanes.place(w.start_ns, w.end_ns);
-        while (track.lane_uuids.size() <= lane) open_lane(track);
+        const Kind kind = w.method == TimingMethod::system        ? Kind::thread
+                          : w.domain == ClockDomain::host_monotonic ? Kind::host_stream
+                                                                    : Kind::device_stream;
+        if (kind != Kind::device_stream && !first_host_ns_) first_host_ns_ = w.start_ns;
+        Track& t = track(kind, kind == Kind::thread ? w.thread : w.stream, w.start_ns);
+        const uint32_t lane = t.lanes.place(w.start_ns, w.end_ns);
+        while (t.lane_uuids.size() <= lane) open_lane(t);
+        const bool split = w.close_thread != 0 && w.close_thread != w.thread;
 
-        const uint64_t uuid = track.lane_uuids[lane];
-        const auto queued = work_left_queued(w);
-        if (!first_packet_ && !queued) {
-            const auto name = names_.find(w.name);
-            const auto method = values_.find(to_string(w.method));
-            const auto state = values_.find(to_string(w.state));
-            if (name != names_.end() && method != values_.end() && state != values_.end()) {
-                // Nothing new to intern: the common case, encoded by hand.
-                wire_begin(w.start_ns, clock, uuid, name->second, method->second, state->second);
-                wire_end(w.end_ns, clock, uuid);
-                ++counts_.written;
-                return;
-            }
+        event_.clear();
+        event_.field(pb::TrackEvent::kTypeFieldNumber, pb::TrackEvent::TYPE_SLICE_BEGIN);
+        if (lane != 0) event_.field(pb::TrackEvent::kTrackUuidFieldNumber, t.lane_uuids[lane]);
+        event_.field(pb::TrackEvent::kNameIidFieldNumber, intern(t.seq, w.name));
+        if (w.method != t.default_method) {
+            annotation_.clear();
+            annotation_.field(pb::DebugAnnotation::kNameIidFieldNumber, ann_method);
+            annotation_.bytes(pb::DebugAnnotation::kStringValueFieldNumber, to_string(w.method));
+            event_.bytes(pb::TrackEvent::kDebugAnnotationsFieldNumber, annotation_.view());
         }
-
-        pb::TracePacket& begin = fresh_packet();
-        stamp(begin, w.start_ns, clock);
-        pb::TrackEvent* e = begin.mutable_track_event();
-        e->set_type(pb::TrackEvent::TYPE_SLICE_BEGIN);
-        e->set_track_uuid(uuid);
-        e->set_name_iid(intern_name(begin, w.name));
-        annotate(begin, *e, ann_method, to_string(w.method));
-        annotate(begin, *e, ann_state, to_string(w.state));
-        if (queued) {
-            auto* a = e->add_debug_annotations();
-            a->set_name_iid(ann_work_left_queued);
-            a->set_bool_value(*queued);
+        if (const auto queued = work_left_queued(w); queued && *queued) {
+            annotation_.clear();
+            annotation_.field(pb::DebugAnnotation::kNameIidFieldNumber, ann_work_left_queued);
+            annotation_.field(pb::DebugAnnotation::kBoolValueFieldNumber, 1);
+            event_.bytes(pb::TrackEvent::kDebugAnnotationsFieldNumber, annotation_.view());
         }
-        emit();
+        packet(t.seq, w.start_ns);
 
-        pb::TracePacket& end = fresh_packet();
-        stamp(end, w.end_ns, clock);
-        end.mutable_track_event()->set_type(pb::TrackEvent::TYPE_SLICE_END);
-        end.mutable_track_event()->set_track_uuid(uuid);
-        emit();
+        event_.clear();
+        event_.field(pb::TrackEvent::kTypeFieldNumber, pb::TrackEvent::TYPE_SLICE_END);
+        if (lane != 0) event_.field(pb::TrackEvent::kTrackUuidFieldNumber, t.lane_uuids[lane]);
+        packet(t.seq, w.end_ns);
         ++counts_.written;
+
+        if (split) handoff(w, t);
+    }
+
+    // Writes what the sequences hold back, then the buffer.
+    void finish()
+    {
+        drain_all();
+        flush();
+    }
+
+    void flush()
+    {
+        out_.write(buffer_.data(), static_cast<std::streamsize>(used_));
+        used_ = 0;
     }
 
 private:
-    struct Track {
-        std::string name;
-        TrackLanes lanes;
-        std::vector<uint64_t> lane_uuids;
-    };
-
-    pb::TracePacket& fresh_packet()
+    // The packet whose track event is in event_, on `seq`, at `ns` in the
+    // sequence's domain: held back in the sequence's reorder buffer.
+    void packet(Sequence& seq, int64_t ns)
     {
-        packet_.Clear();
-        packet_.set_trusted_packet_sequence_id(sequence_);
-        if (first_packet_) {
-            packet_.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
-            auto* interned = packet_.mutable_interned_data();
-            const std::pair<AnnotationName, const char*> annotation_names[] = {
-                {ann_method, "method"}, {ann_state, "state"},
-                {ann_work_left_queued, "work_left_queued"}};
-            for (const auto& [iid, text] : annotation_names) {
-                auto* n = interned->add_debug_annotation_names();
-                n->set_iid(iid);
-                n->set_name(text);
-            }
-            // Packets without timestamp_clock_id count from the origin.
-            packet_.mutable_trace_packet_defaults()->set_timestamp_clock_id(host_from_origin_clock);
-            first_packet_ = false;
-        }
-        return packet_;
-    }
-
-    // The per-window BEGIN and END packets, encoded by hand with the field
-    // numbers of the generated classes: the same bytes Serialize writes,
-    // without building and clearing a message per event.
-    static void put_varint(std::string& b, uint64_t v)
-    {
-        while (v >= 0x80) {
-            b.push_back(static_cast<char>((v & 0x7f) | 0x80));
-            v >>= 7;
-        }
-        b.push_back(static_cast<char>(v));
-    }
-    static void put_field(std::string& b, uint32_t field, uint64_t v)
-    {
-        put_varint(b, uint64_t{field} << 3);  // wire type 0: varint
-        put_varint(b, v);
-    }
-    static void put_bytes(std::string& b, uint32_t field, const std::string& bytes)
-    {
-        put_varint(b, uint64_t{field} << 3 | 2);  // wire type 2: length-delimited
-        put_varint(b, bytes.size());
-        b += bytes;
-    }
-    void wire_stamp(std::string& b, int64_t ns, uint32_t clock)
-    {
-        if (clock == monotonic_clock && origin_ns_ && ns >= *origin_ns_) {
-            put_field(b, pb::TracePacket::kTimestampFieldNumber, static_cast<uint64_t>(ns - *origin_ns_));
+        HeldEvent e;
+        if (event_.size() > sizeof e.bytes) {  // (no event lapse writes is this long)
+            drain(seq);
+            write(seq, ns, event_.view());
             return;
         }
-        put_field(b, pb::TracePacket::kTimestampFieldNumber, static_cast<uint64_t>(ns));
-        put_field(b, pb::TracePacket::kTimestampClockIdFieldNumber, clock);
-    }
-    void wire_packet(std::string& event)
-    {
-        packet_bytes_.clear();
-        put_field(packet_bytes_, pb::TracePacket::kTrustedPacketSequenceIdFieldNumber, sequence_);
-        packet_bytes_ += stamp_bytes_;
-        put_bytes(packet_bytes_, pb::TracePacket::kTrackEventFieldNumber, event);
-        frame_.clear();
-        put_bytes(frame_, 1, packet_bytes_);  // Trace.packet
-        out_.write(frame_.data(), static_cast<std::streamsize>(frame_.size()));
-    }
-    void wire_begin(int64_t ns, uint32_t clock, uint64_t uuid, uint64_t name_iid, uint64_t method_iid,
-                    uint64_t state_iid)
-    {
-        event_.clear();
-        put_field(event_, pb::TrackEvent::kTypeFieldNumber, pb::TrackEvent::TYPE_SLICE_BEGIN);
-        put_field(event_, pb::TrackEvent::kTrackUuidFieldNumber, uuid);
-        put_field(event_, pb::TrackEvent::kNameIidFieldNumber, name_iid);
-        for (const auto& [name, value] : {std::pair{uint64_t{ann_method}, method_iid}, std::pair{uint64_t{ann_state}, state_iid}}) {
-            annotation_.clear();
-            put_field(annotation_, pb::DebugAnnotation::kNameIidFieldNumber, name);
-            put_field(annotation_, pb::DebugAnnotation::kStringValueIidFieldNumber, value);
-            put_bytes(event_, pb::TrackEvent::kDebugAnnotationsFieldNumber, annotation_);
-        }
-        stamp_bytes_.clear();
-        put_field(stamp_bytes_, pb::TracePacket::kSequenceFlagsFieldNumber, pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
-        wire_stamp(stamp_bytes_, ns, clock);
-        wire_packet(event_);
-    }
-    void wire_end(int64_t ns, uint32_t clock, uint64_t uuid)
-    {
-        event_.clear();
-        put_field(event_, pb::TrackEvent::kTypeFieldNumber, pb::TrackEvent::TYPE_SLICE_END);
-        put_field(event_, pb::TrackEvent::kTrackUuidFieldNumber, uuid);
-        stamp_bytes_.clear();
-        wire_stamp(stamp_bytes_, ns, clock);
-        wire_packet(event_);
+        e.ns = ns;
+        e.order = order_++;
+        e.size = static_cast<uint8_t>(event_.size());
+        std::memcpy(e.bytes, event_.view().data(), event_.size());
+        seq.pending.add(e, [&](const HeldEvent& out) { write(seq, out.ns, std::string_view(out.bytes, out.size)); });
     }
 
-    // One Trace.packet field (number 1, length-delimited) per packet.
-    void emit()
+    void drain(Sequence& seq)
     {
-        buffer_.clear();
-        packet_.SerializeToString(&buffer_);
-        char head[11];
-        std::size_t n = 0;
-        head[n++] = 0x0a;
-        for (uint64_t v = buffer_.size();; v >>= 7) {
-            if (v < 0x80) {
-                head[n++] = static_cast<char>(v);
-                break;
-            }
-            head[n++] = static_cast<char>((v & 0x7f) | 0x80);
-        }
-        out_.write(head, static_cast<std::streamsize>(n));
-        out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+        seq.pending.drain([&](const HeldEvent& out) { write(seq, out.ns, std::string_view(out.bytes, out.size)); });
     }
 
-    uint64_t intern_name(pb::TracePacket& p, const std::string& name)
+    void drain_all()
     {
-        auto [it, added] = names_.try_emplace(name, names_.size() + 1);
+        for (auto& [key, track] : tracks_) drain(track->seq);
+    }
+
+    void write(Sequence& seq, int64_t ns, std::string_view event)
+    {
+        const bool forward = ns >= seq.last;
+        // The default clock counts from the sequence's previous stamp on it;
+        // a stamp too late even for the reorder buffer is absolute, and
+        // leaves the incremental clock as it was.
+        const uint64_t stamp = forward ? static_cast<uint64_t>(ns) - static_cast<uint64_t>(seq.last) : static_cast<uint64_t>(ns);
+        const uint32_t clock = seq.device ? absolute_device_clock : host_clock;
+        using P = pb::TracePacket;
+        std::size_t body = wire::field_size(P::kTrustedPacketSequenceIdFieldNumber, seq.id) +
+                           wire::field_size(P::kSequenceFlagsFieldNumber, P::SEQ_NEEDS_INCREMENTAL_STATE) +
+                           wire::field_size(P::kTimestampFieldNumber, stamp) +
+                           wire::bytes_size(P::kTrackEventFieldNumber, event.size());
+        if (!forward) body += wire::field_size(P::kTimestampClockIdFieldNumber, clock);
+        if (!seq.interned.empty()) body += wire::bytes_size(P::kInternedDataFieldNumber, seq.interned.size());
+        char* p = room(wire::bytes_size(1, body));
+        p = wire::put_varint(wire::put_varint(p, 1 << 3 | 2), body);  // Trace.packet
+        p = wire::put_field(p, P::kTrustedPacketSequenceIdFieldNumber, seq.id);
+        p = wire::put_field(p, P::kSequenceFlagsFieldNumber, P::SEQ_NEEDS_INCREMENTAL_STATE);
+        if (!seq.interned.empty()) {  // before every event that uses it: they are all still held back
+            p = wire::put_bytes(p, P::kInternedDataFieldNumber, seq.interned);
+            seq.interned.clear();
+        }
+        p = wire::put_field(p, P::kTimestampFieldNumber, stamp);
+        if (forward)
+            seq.last = ns;
+        else
+            p = wire::put_field(p, P::kTimestampClockIdFieldNumber, clock);
+        p = wire::put_bytes(p, P::kTrackEventFieldNumber, event);
+        used_ = static_cast<std::size_t>(p - buffer_.data());
+    }
+
+    // `n` bytes at the end of the output buffer, flushed first when full.
+    char* room(std::size_t n)
+    {
+        if (used_ + n > buffer_.size()) {
+            flush();
+            if (n > buffer_.size()) buffer_.resize(n);
+        }
+        return buffer_.data() + used_;
+    }
+
+    // A packet built with the generated classes (descriptors, snapshots).
+    void emit(const pb::TracePacket& p)
+    {
+        p.SerializeToString(&scratch_);
+        char* at = room(wire::bytes_size(1, scratch_.size()));
+        used_ = static_cast<std::size_t>(wire::put_bytes(at, 1, scratch_) - buffer_.data());
+    }
+
+    uint64_t intern(Sequence& seq, const std::string& name)
+    {
+        auto [it, added] = seq.names.try_emplace(name, seq.names.size() + 1);
         if (added) {
-            auto* n = p.mutable_interned_data()->add_event_names();
-            n->set_iid(it->second);
-            n->set_name(name);
+            entry_.clear();
+            wire::field(entry_, pb::EventName::kIidFieldNumber, it->second);
+            wire::bytes(entry_, pb::EventName::kNameFieldNumber, name);
+            wire::bytes(seq.interned, pb::InternedData::kEventNamesFieldNumber, entry_);
         }
-        p.set_sequence_flags(p.sequence_flags() | pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
         return it->second;
     }
 
-    void annotate(pb::TracePacket& p, pb::TrackEvent& e, AnnotationName name, const char* value)
+    // The track of (kind, id), created with its sequence the first time,
+    // its incremental clock starting at `first_ns` (in the track's domain).
+    Track& track(Kind kind, uint64_t id, int64_t first_ns)
     {
-        auto [it, added] = values_.try_emplace(value, values_.size() + 1);
-        if (added) {
-            auto* s = p.mutable_interned_data()->add_debug_annotation_string_values();
-            s->set_iid(it->second);
-            s->set_str(value);
-        }
-        auto* a = e.add_debug_annotations();
-        a->set_name_iid(name);
-        a->set_string_value_iid(it->second);
-    }
-
-    // A stamp on `clock`; host stamps count from the origin (the default
-    // clock) unless they come before it.
-    void stamp(pb::TracePacket& p, int64_t ns, uint32_t clock)
-    {
-        if (clock == monotonic_clock && origin_ns_ && ns >= *origin_ns_) {
-            p.set_timestamp(static_cast<uint64_t>(ns - *origin_ns_));
-            return;
-        }
-        p.set_timestamp(static_cast<uint64_t>(ns));
-        p.set_timestamp_clock_id(clock);
-    }
-
-    void set_origin(int64_t origin_ns)
-    {
-        origin_ns_ = origin_ns;
-        pb::TracePacket& p = fresh_packet();
-        auto* snapshot = p.mutable_clock_snapshot();
-        snapshot->set_primary_trace_clock(pb::BUILTIN_CLOCK_MONOTONIC);
-        auto* host = snapshot->add_clocks();
-        host->set_clock_id(monotonic_clock);
-        host->set_timestamp(static_cast<uint64_t>(origin_ns));
-        auto* relative = snapshot->add_clocks();
-        relative->set_clock_id(host_from_origin_clock);
-        relative->set_timestamp(0);
-        emit();
-    }
-
-    // The sequence-scoped clock of a device stream, announced by a
-    // ClockSnapshot the first time the stream is seen.
-    uint32_t device_clock(Stream stream, int64_t first_stamp_ns)
-    {
-        auto it = device_clocks_.find(stream);
-        if (it != device_clocks_.end()) return it->second;
-        if (device_clocks_.size() == device_clock_count)
-            throw std::runtime_error("more than " + std::to_string(device_clock_count) +
-                                     " streams on device clocks in " + info_->path +
-                                     ": Perfetto's sequence-scoped clocks run out");
-        const uint32_t id = first_device_clock + static_cast<uint32_t>(device_clocks_.size());
-        device_clocks_.emplace(stream, id);
-        ClockAnchor anchor{first_host_ns_.value_or(first_stamp_ns), first_stamp_ns};
-        if (auto a = info_->device_clock_anchors.find(stream); a != info_->device_clock_anchors.end())
-            anchor = a->second;
-        pb::TracePacket& p = fresh_packet();
-        auto* snapshot = p.mutable_clock_snapshot();
-        snapshot->set_primary_trace_clock(pb::BUILTIN_CLOCK_MONOTONIC);
-        auto* host = snapshot->add_clocks();
-        host->set_clock_id(monotonic_clock);
-        host->set_timestamp(static_cast<uint64_t>(anchor.host_ns));
-        auto* device = snapshot->add_clocks();
-        device->set_clock_id(id);
-        device->set_timestamp(static_cast<uint64_t>(anchor.domain_ns));
-        emit();
-        return id;
-    }
-
-    Track& track_for(const WindowRecord& w)
-    {
-        // 0: thread, 1: stream on the host clock, 2: stream on its device clock.
-        const int kind = w.method == TimingMethod::system ? 0 : w.domain == ClockDomain::host_monotonic ? 1 : 2;
-        const uint64_t id = kind == 0 ? w.thread : w.stream;
+        if (last_track_ != nullptr && last_key_ == std::pair{kind, id}) return *last_track_;
         auto [it, added] = tracks_.try_emplace({kind, id});
-        if (added) {
-            const bool anchored = info_->device_clock_anchors.count(w.stream) != 0;
-            it->second.name = kind == 0   ? "thread " + std::to_string(id)
-                              : kind == 1 ? "stream " + std::to_string(id) + " (host clock)"
-                              : anchored  ? "stream " + std::to_string(id) + " (device clock, anchored to host)"
-                                          : "stream " + std::to_string(id) +
-                                               " (device clock: own timeline, not aligned with host)";
-        }
-        return it->second;
+        if (added) it->second = create_track(kind, id, first_ns);
+        last_key_ = {kind, id};
+        last_track_ = it->second.get();
+        return *last_track_;
     }
 
-    void open_lane(Track& track)
+    std::unique_ptr<Track> create_track(Kind kind, uint64_t id, int64_t first_ns)
     {
-        const std::size_t lane = track.lane_uuids.size();
+        auto t = std::make_unique<Track>();
+        t->kind = kind;
+        t->seq.id = next_sequence_++;
+        t->seq.device = kind == Kind::device_stream;
+        t->default_method = kind == Kind::thread ? TimingMethod::system : TimingMethod::device;
+        const std::string thread = "thread " + std::to_string(id), stream = "stream " + std::to_string(id);
+        switch (kind) {
+        case Kind::thread: t->name = thread; break;
+        case Kind::handoffs: t->name = thread + " (handoffs)"; break;
+        case Kind::host_stream: t->name = stream + " (host clock)"; break;
+        case Kind::device_stream: {
+            const auto a = info_->device_clock_anchors.find(static_cast<Stream>(id));
+            t->anchor = a != info_->device_clock_anchors.end() ? a->second
+                                                               : ClockAnchor{first_host_ns_.value_or(first_ns), first_ns};
+            t->name = stream + (a != info_->device_clock_anchors.end() ? " (device clock, anchored to host)"
+                                                                       : " (device clock: own timeline, not aligned with host)");
+            break;
+        }
+        }
         const uint64_t uuid = next_uuid_++;
-        track.lane_uuids.push_back(uuid);
-        if (lane > 0) ++counts_.overlap_lanes;
-        pb::TracePacket& p = fresh_packet();
+        t->lane_uuids.push_back(uuid);
+
+        // The sequence's first packet: its state cleared, its defaults, the
+        // annotation names, and the track.
+        pb::TracePacket first;
+        first.set_trusted_packet_sequence_id(t->seq.id);
+        first.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+        auto* defaults = first.mutable_trace_packet_defaults();
+        defaults->set_timestamp_clock_id(incremental_clock);
+        defaults->mutable_track_event_defaults()->set_track_uuid(uuid);
+        for (const auto& [iid, text] : {std::pair{ann_method, "method"}, std::pair{ann_work_left_queued, "work_left_queued"}}) {
+            auto* n = first.mutable_interned_data()->add_debug_annotation_names();
+            n->set_iid(iid);
+            n->set_name(text);
+        }
+        auto* d = first.mutable_track_descriptor();
+        d->set_uuid(uuid);
+        d->set_parent_uuid(process_uuid_);
+        d->set_name(t->name);
+        emit(first);
+
+        // Its clocks, read at one instant: the host's, the incremental one
+        // (and the device's absolute one), a little before first_ns, so
+        // that events a little earlier still count from it.
+        const int64_t base_ns = wrap_sub(first_ns, clock_margin_ns);
+        pb::TracePacket p;
+        p.set_trusted_packet_sequence_id(t->seq.id);
+        auto* snapshot = p.mutable_clock_snapshot();
+        snapshot->set_primary_trace_clock(pb::BUILTIN_CLOCK_MONOTONIC);
+        auto* host = snapshot->add_clocks();
+        host->set_clock_id(host_clock);
+        host->set_timestamp(static_cast<uint64_t>(t->seq.device ? to_host(*t, base_ns) : base_ns));
+        auto* incremental = snapshot->add_clocks();
+        incremental->set_clock_id(incremental_clock);
+        incremental->set_timestamp(static_cast<uint64_t>(base_ns));
+        incremental->set_is_incremental(true);
+        if (t->seq.device) {
+            auto* device = snapshot->add_clocks();
+            device->set_clock_id(absolute_device_clock);
+            device->set_timestamp(static_cast<uint64_t>(base_ns));
+        }
+        emit(p);
+        t->seq.last = base_ns;
+        return t;
+    }
+
+    static int64_t to_host(const Track& t, int64_t device_ns)
+    {
+        return wrap_add(t.anchor.host_ns, wrap_sub(device_ns, t.anchor.domain_ns));
+    }
+
+    void open_lane(Track& t)
+    {
+        const std::size_t lane = t.lane_uuids.size();
+        const uint64_t uuid = next_uuid_++;
+        t.lane_uuids.push_back(uuid);
+        ++counts_.overlap_lanes;
+        pb::TracePacket p;
+        p.set_trusted_packet_sequence_id(t.seq.id);
         auto* d = p.mutable_track_descriptor();
         d->set_uuid(uuid);
         d->set_parent_uuid(process_uuid_);
-        d->set_name(lane == 0 ? track.name : track.name + " (overlap " + std::to_string(lane) + ")");
-        emit();
+        d->set_name(t.name + " (overlap " + std::to_string(lane) + ")");
+        emit(p);
+    }
+
+    // A split pair: "open NAME" on the opening thread's handoff track, a
+    // flow from it to "close NAME" on the closing thread's, on the host clock.
+    void handoff(const WindowRecord& w, const Track& window_track)
+    {
+        const bool device = window_track.kind == Kind::device_stream;
+        const int64_t open_ns = device ? to_host(window_track, w.start_ns) : w.start_ns;
+        const int64_t close_ns = device ? to_host(window_track, w.end_ns) : w.end_ns;
+        const uint64_t flow = ++counts_.flows;
+        for (const bool opening : {true, false}) {
+            Track& t = track(Kind::handoffs, opening ? w.thread : w.close_thread, opening ? open_ns : close_ns);
+            mark_ = opening ? "open " : "close ";
+            mark_ += w.name;
+            event_.clear();
+            event_.field(pb::TrackEvent::kTypeFieldNumber, pb::TrackEvent::TYPE_INSTANT);
+            event_.field(pb::TrackEvent::kNameIidFieldNumber, intern(t.seq, mark_));
+            event_.fixed64(opening ? pb::TrackEvent::kFlowIdsFieldNumber : pb::TrackEvent::kTerminatingFlowIdsFieldNumber,
+                          flow);
+            packet(t.seq, opening ? open_ns : close_ns);
+        }
     }
 
     std::ostream& out_;
     ExportCounts& counts_;
-    pb::TracePacket packet_;
-    std::string buffer_;
-    std::string event_, annotation_, stamp_bytes_, packet_bytes_, frame_;  // reused by the hand encoder
-    uint32_t sequence_ = 0;
-    bool first_packet_ = true;
+    std::vector<char> buffer_;  // the output: buffer_[0, used_), written out when full
+    std::size_t used_ = 0;
+    wire::Small<64> event_;
+    wire::Small<32> annotation_;
+    std::string entry_, scratch_, mark_;
+    uint64_t order_ = 0;  // arrival order of track events
     const InputInfo* info_ = nullptr;
+    uint32_t next_sequence_ = 1;
     uint64_t next_uuid_ = 1;
     uint64_t process_uuid_ = 0;
     std::optional<int64_t> first_host_ns_;
-    std::optional<int64_t> origin_ns_;
-    std::unordered_map<std::string, uint64_t> names_;
-    std::unordered_map<std::string, uint64_t> values_;
-    std::map<std::pair<int, uint64_t>, Track> tracks_;
-    std::map<Stream, uint32_t> device_clocks_;
+    std::map<std::pair<Kind, uint64_t>, std::unique_ptr<Track>> tracks_;
+    std::pair<Kind, uint64_t> last_key_{};
+    Track* last_track_ = nullptr;
 };
 
 }  // namespace
@@ -403,6 +425,7 @@ void write_perfetto_export(RecordSource& source, std::ostream& out, ExportCounts
         writer.begin_input(*index, source.info());
         while (source.next_record(record)) writer.window(record);
     }
+    writer.finish();
 }
 
 }  // namespace lapse::cli
