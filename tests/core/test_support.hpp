@@ -2,6 +2,7 @@
 #pragma once
 
 #include <lapse/core.hpp>
+#include <lapse_test/test_support.hpp>
 
 #include <filesystem>
 #include <functional>
@@ -16,20 +17,10 @@ std::filesystem::path fixture_dir();
 lapse::Config config(const std::string& text, const std::filesystem::path& dir = fixture_dir(),
                      const std::string& name = "test.toml");
 
-// Runs `fn`, expects it to throw lapse::Error, returns it (fails the test otherwise).
-lapse::Error error_of(const std::function<void()>& fn);
-
-// A fresh folder under the system temp dir, removed on destruction.
-struct TempDir {
-    TempDir();
-    ~TempDir();
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    std::filesystem::path path;
-};
-
-// Writes `text` to `file`.
-void write_file(const std::filesystem::path& file, const std::string& text);
+// error_of, TempDir, write_file: the shared copies (tests/support).
+using lapse_test::error_of;
+using lapse_test::TempDir;
+using lapse_test::write_file;
 
 // Keeps the CPU busy for about `ns` nanoseconds (host monotonic clock).
 void spin_for_ns(int64_t ns);

@@ -34,17 +34,6 @@ bool mapped(const std::filesystem::path& file)
     return false;
 }
 
-lapse::Error error_of(const std::function<void()>& fn)
-{
-    try {
-        fn();
-    } catch (const lapse::Error& e) {
-        return e;
-    }
-    FAIL("expected a lapse::Error, nothing was thrown");
-    return lapse::Error(LAPSE_OK, "");
-}
-
 CapturedLog::CapturedLog()
     : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink<std::mutex>>(256))
 {
@@ -90,39 +79,6 @@ void require_host_still_works(lapse::Runtime& runtime)
     CHECK(interval->ns() >= 0);
     device.sync();
     CHECK(ran == 1);
-}
-
-TempDir::TempDir()
-{
-    std::string templ = (std::filesystem::temp_directory_path() / "lapse-hardening-XXXXXX").string();
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    REQUIRE(::mkdtemp(buf.data()) != nullptr);  // 0700: not world-writable
-    path = std::filesystem::canonical(buf.data());
-}
-
-TempDir::~TempDir()
-{
-    std::error_code ec;
-    // Permissions a test loosened or tightened must not stop the cleanup.
-    std::filesystem::permissions(path, std::filesystem::perms::owner_all, ec);
-    std::filesystem::remove_all(path, ec);
-}
-
-void write_file(const std::filesystem::path& file, const std::string& text)
-{
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    REQUIRE(out.good());
-}
-
-std::string read_file(const std::filesystem::path& file)
-{
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 std::string joined(const std::vector<std::filesystem::path>& paths)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <lapse/core.hpp>
+#include <lapse_test/test_support.hpp>
 
 #include <filesystem>
 #include <functional>
@@ -24,8 +25,11 @@ std::filesystem::path plugin_dir();
 // True when a mapping of `file` (canonical path) is in /proc/self/maps.
 bool mapped(const std::filesystem::path& file);
 
-// Runs `fn`, requires it to throw lapse::Error, returns it.
-lapse::Error error_of(const std::function<void()>& fn);
+// error_of, TempDir, write_file, read_file: the shared copies (tests/support).
+using lapse_test::error_of;
+using lapse_test::read_file;
+using lapse_test::TempDir;
+using lapse_test::write_file;
 
 // A logger that keeps its lines (for checking warnings), at trace level.
 struct CapturedLog {
@@ -42,18 +46,6 @@ private:
 // Proves the process is still healthy after a refusal: opens the CPU
 // plugin through `runtime` and measures one window of real work.
 void require_host_still_works(lapse::Runtime& runtime);
-
-// A private folder (0700) under the temp dir, removed on destruction.
-struct TempDir {
-    TempDir();
-    ~TempDir();
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    std::filesystem::path path;
-};
-
-void write_file(const std::filesystem::path& file, const std::string& text);
-std::string read_file(const std::filesystem::path& file);
 
 // The search path joined the way the core prints it ("a:b:c").
 std::string joined(const std::vector<std::filesystem::path>& paths);

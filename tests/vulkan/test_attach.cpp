@@ -335,7 +335,7 @@ TEST_CASE("Device::info() after an attach shows the attached streams, with no re
     CHECK(g_validation_messages == 0);
 }
 
-TEST_CASE("Device::refresh_info sees the stream an attach added (info() is what open saw)", "[vulkan][attach][core]")
+TEST_CASE("Device::refresh_info asks the backend again and sees the stream an attach added", "[vulkan][attach][core]")
 {
     g_validation_messages = 0;
     {

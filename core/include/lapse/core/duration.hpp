@@ -23,28 +23,18 @@
 // ever points at freed memory; see Device::close).
 #pragma once
 
+#include <lapse/core/detail/hot_inline.hpp>
+#include <lapse/core/detail/token_words.hpp>
+#include <lapse/core/detail/window_parts.hpp>
 #include <lapse/core/export.hpp>
 #include <lapse/status.h>
 #include <lapse/window.h>
 
-#include <bit>
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string_view>
 #include <utility>
-
-// Forces inlining of the window hot path (Device::profile_start and
-// profile_end, the Window and Duration destructors). It must be inlined
-// whole for the compiler to keep the caller's Window in registers (see
-// Device::profile_start): the size heuristics would keep profile_end out
-// of line for its cold branches, and a destructor that is called out of
-// line on the exception path alone already forces its object into memory.
-#if defined(__GNUC__) || defined(__clang__)
-#define LAPSE_DETAIL_HOT_INLINE [[gnu::always_inline]]
-#else
-#define LAPSE_DETAIL_HOT_INLINE
-#endif
 
 namespace lapse {
 
@@ -95,81 +85,15 @@ struct Interval {
 inline constexpr std::chrono::nanoseconds wait_forever = std::chrono::nanoseconds::max();
 inline constexpr std::chrono::nanoseconds poll = std::chrono::nanoseconds::zero();
 
-namespace detail {
-// A token held as the two 8-byte words the ABI passes it in. Held as a
-// lapse_token, the compiler keeps its three fields apart, and passing it
-// by value then rebuilds the second word on the stack: two 4-byte stores
-// read back by one 8-byte load, which the CPU cannot forward (a stall of
-// a dozen cycles on every profile_end).
-struct TokenWords {
-    uint64_t id = 0;
-    uint64_t tail = 0;  // opened_on and reserved, as lapse_token lays them out
+}  // namespace lapse
 
-    constexpr TokenWords() noexcept = default;
-    constexpr TokenWords(uint64_t id_word, uint64_t tail_word) noexcept : id(id_word), tail(tail_word) {}
-    constexpr TokenWords(const lapse_token& token) noexcept : TokenWords(std::bit_cast<TokenWords>(token)) {}
-    constexpr operator lapse_token() const noexcept { return std::bit_cast<lapse_token>(*this); }
-};
-static_assert(lapse_token(TokenWords(lapse_token{7, 3, 5})).id == 7 &&
-                  lapse_token(TokenWords(lapse_token{7, 3, 5})).opened_on == 3 &&
-                  lapse_token(TokenWords(lapse_token{7, 3, 5})).reserved == 5,
-              "a token must come back from TokenWords bit for bit");
+// The machinery of Duration's words, which packs the enums above.
+#include <lapse/core/detail/duration_fields.hpp>
 
-class DeviceCore;
-struct WindowNote;  // name, thread and error message: allocated only when needed
-LAPSE_CORE_API void abandon_token(DeviceCore* device, lapse_token token) noexcept;
-LAPSE_CORE_API void free_note(WindowNote* note) noexcept;
-// What the destructors call when there is something to give up (a token
-// still held by `device`, when not null; a note, when not null): one
-// out-of-line call, so the inline destructors are a single test.
-LAPSE_CORE_API void release_parts(DeviceCore* device, lapse_token token, WindowNote* note) noexcept;
-LAPSE_CORE_API std::string_view note_name(const WindowNote* note) noexcept;
-LAPSE_CORE_API std::string_view note_message(const WindowNote* note) noexcept;
-}  // namespace detail
+namespace lapse {
 
 class Device;
 class Window;
-
-namespace detail {
-// Stream, state, method, clock domain, flags and queued operations in one
-// word: stream in the low 32 bits; the state in a whole byte (a hot loop
-// tests failed() on every window: a byte compare, no mask); three bits each
-// for method and domain (the core checks both against their enums before
-// it stores them); the two LAPSE_DURATION_* flags; the 16-bit queued_ops
-// on top. See DurationFields.
-inline constexpr int tag_state_shift = 32;
-inline constexpr int tag_method_shift = 40;
-inline constexpr int tag_domain_shift = 43;
-inline constexpr int tag_flags_shift = 46;
-inline constexpr int tag_queued_shift = 48;
-inline constexpr uint32_t tag_flags_kept = LAPSE_DURATION_WORK_QUEUED | LAPSE_DURATION_HOLDS_EARLIER_WORK;
-static_assert(tag_flags_kept == 0x3, "two flag bits in the tags word");
-constexpr uint64_t pack_duration_tags(Stream stream, DurationState state, TimingMethod method = TimingMethod::none,
-                                      ClockDomain domain = ClockDomain::none, uint32_t flags = 0,
-                                      uint32_t queued_ops = 0) noexcept
-{
-    return uint64_t{stream} | uint64_t(state) << tag_state_shift | uint64_t(uint32_t(method) & 0x7) << tag_method_shift |
-           uint64_t(uint32_t(domain) & 0x7) << tag_domain_shift | uint64_t(flags & tag_flags_kept) << tag_flags_shift |
-           uint64_t(queued_ops & 0xFFFF) << tag_queued_shift;
-}
-static_assert(LAPSE_DURATION_QUEUED_OPS_MAX == 0xFFFF, "queued_ops has 16 bits in the tags word");
-
-// Duration's data: five 8-byte words, trivially copyable so that a move is
-// one block copy. Words rather than a field per value so that where
-// Device::profile_end's inline and out-of-line results meet, the compiler
-// keeps the whole value in registers (docs/performance.md). What one state
-// does not use holds what another does:
-//   first_, second_   pending: the token's two words (TokenWords);
-//                     ready: start_ns, end_ns; failed: the status in first_.
-//   tags_             pack_duration_tags(stream, state, method, domain, flags, queued_ops).
-struct DurationFields {
-    detail::DeviceCore* device_ = nullptr;  // set while pending on a device
-    detail::WindowNote* note_ = nullptr;    // name and error message, when any
-    uint64_t first_ = 0;
-    uint64_t second_ = 0;
-    uint64_t tags_ = pack_duration_tags(0, DurationState::not_measured);
-};
-}  // namespace detail
 
 class Duration : private detail::DurationFields {
 public:
