@@ -1,4 +1,4 @@
-// The worker's clock on its own (plugins/cpu/stamp_clock.*): raw stamps
+// The worker's clock on its own (plugins/cpu/src/stamp_clock.*): raw stamps
 // convert to CLOCK_MONOTONIC nanoseconds, with the TSC where this machine
 // has a trustworthy one and with CLOCK_MONOTONIC itself otherwise.
 #include "stamp_clock.hpp"

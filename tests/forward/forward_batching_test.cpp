@@ -21,6 +21,17 @@ plugin = "single_window"
 streams = 1
 )";
 
+constexpr std::string_view kForwardFusionCpu = R"(
+[backend]
+plugin = "forward"
+[backend.inner]
+plugin = "fusion"
+max_batch = 16
+[backend.inner.inner]
+plugin = "cpu"
+streams = 2
+)";
+
 constexpr auto kCost = 3ms;
 
 }  // namespace
@@ -86,4 +97,53 @@ TEST_CASE("forward over fusion: a flushed window holds its work whether forward 
     for (auto& b : ops) CHECK(holds(iv, b));
     CHECK_WITHIN_5PCT(iv.ns(), ops[0].ns() + ops[1].ns());
     if (cut) CHECK_FALSE(ready(o).work_queued());
+}
+
+TEST_CASE("forward over fusion: a window opened over work an earlier window left queued holds none of it, cut or not",
+          "[forward][batching]")
+{
+    // The stack of examples/forward-fusion-cpu.toml, and the same over a
+    // single-window backend, where forward cuts windows into segments.
+    const std::string_view cfg = GENERATE(kForwardFusionCpu, kForwardFusionSingleWindow);
+    const bool cut = GENERATE(false, true);
+    INFO(cfg << (cut ? "inside an outer window" : "alone"));
+    Runtime runtime = make_runtime();
+    Device dev = runtime.open(config(cfg));
+
+    Gate gate;
+    gate.close_on(dev, 0);
+    Window outer;
+    if (cut) outer = dev.profile_start(0);
+    std::array<Busy, 2> left;  // closed over without flush: still queued in fusion
+    Window first = dev.profile_start(0);
+    for (auto& b : left) submit_busy(dev, 0, kCost, b);
+    Duration d_first = dev.profile_end(first);
+    CHECK_FALSE(left[0].ran());
+
+    Busy inside;
+    Window later = dev.profile_start(0);  // opens over the queued work
+    submit_busy(dev, 0, kCost, inside);
+    Duration d_later = dev.profile_end(later, {.flush = true});
+    Duration d_outer = cut ? dev.profile_end(outer, {.flush = true}) : Duration{};
+    gate.open();
+    dev.sync();
+
+    Interval f = ready(d_first);
+    CHECK(f.work_queued());
+    Interval l = ready(d_later);
+    for (auto& b : left) {
+        REQUIRE(b.ran());
+        CHECK(b.end_ns.load() <= l.start_ns);  // ran before the later window opened
+    }
+    CHECK(holds(l, inside));
+    CHECK_WITHIN_5PCT(l.ns(), inside.ns());
+    CHECK_FALSE(l.holds_earlier_work());
+    CHECK_FALSE(l.work_queued());
+    if (cut) {
+        // The outer window was open when that work was registered: it is
+        // its own work, not earlier work.
+        Interval o = ready(d_outer);
+        for (auto& b : left) CHECK(holds(o, b));
+        CHECK_FALSE(o.holds_earlier_work());
+    }
 }

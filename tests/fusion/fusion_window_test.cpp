@@ -89,6 +89,10 @@ TEST_CASE("fusion: earlier work stays out", "[fusion]")
     for (auto& b : earlier) CHECK(b.end_ns.load() <= iv.start_ns);
     CHECK(holds(iv, inside));
     CHECK_WITHIN_5PCT(iv.ns(), inside.ns());
+    // Opening handed the earlier work over first, so the window holds none
+    // of it and must not say it does.
+    CHECK_FALSE(iv.holds_earlier_work());
+    CHECK_FALSE(iv.work_queued());
 }
 
 TEST_CASE("fusion: later work stays out, with flush and without", "[fusion]")

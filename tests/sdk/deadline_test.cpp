@@ -75,3 +75,19 @@ TEST_CASE("a wait returns true as soon as the condition holds", "[sdk][deadline]
     lock.unlock();
     setter.join();
 }
+
+TEST_CASE("what is left, handed on as a timeout: forever stays forever, expired and 0 poll", "[sdk][deadline]")
+{
+    CHECK(Deadline(LAPSE_WAIT_FOREVER).timeout_ns() == LAPSE_WAIT_FOREVER);
+    CHECK(Deadline(0).timeout_ns() == 0);
+    // Just short of forever: saturates, never wraps into "forever" or into the past.
+    const uint64_t huge = Deadline(LAPSE_WAIT_FOREVER - 1).timeout_ns();
+    CHECK(huge != LAPSE_WAIT_FOREVER);
+    CHECK(huge > (uint64_t{1} << 62));
+    const Deadline soon(uint64_t{2'000'000});  // 2 ms
+    const uint64_t left = soon.timeout_ns();
+    CHECK(left <= 2'000'000u);
+    CHECK(left > 0u);
+    std::this_thread::sleep_for(5ms);
+    CHECK(soon.timeout_ns() == 0);
+}

@@ -24,16 +24,15 @@ constexpr int64_t kMaxOwnedStreams = 64;
 // cannot time out).
 constexpr auto kPollSleep = std::chrono::microseconds(50);
 
-const char* state_name(SlotState s) noexcept
+// How a refused token's window is named: the table's phrases, in the words
+// this plugin's messages have always used where they differ.
+const char* window_phrase(sdk::WindowCheck check) noexcept
 {
-    switch (s) {
-    case SlotState::Free: return "free";
-    case SlotState::Open: return "still open";
-    case SlotState::Busy: return "in use by another thread";
-    case SlotState::Closed: return "already closed";
-    case SlotState::Quarantined: return "abandoned";
+    switch (check) {
+    case sdk::WindowCheck::closed: return "is already closed (a window closes once)";
+    case sdk::WindowCheck::busy: return "is in use by another thread";
+    default: return sdk::describe(check);
     }
-    return "?";
 }
 
 }  // namespace
@@ -49,8 +48,7 @@ std::unique_ptr<CudaDevice> CudaDevice::open(sdk::Host host, sdk::Config config)
     o.nvml = config.string("nvml", "libnvidia-ml.so.1");
     o.device = config.integer("device", 0, 0, 1 << 16);
     o.streams = config.integer("streams", 1, 1, kMaxOwnedStreams);
-    o.max_windows = config.integer("max_windows", 65536, SlotTable::kChunkSlots,
-                                   int64_t{SlotTable::kChunkSlots} * SlotTable::kMaxChunks);
+    o.max_windows = config.integer("max_windows", 65536, kFirstWindows, kMaxWindows);
     o.max_registered_streams = config.integer("max_registered_streams", 16, 0, 1024);
     o.anchor_period_ms = config.integer("anchor_period_ms", 1000, 10, 60000);
     std::string submit = config.string("submit", "launch");
@@ -124,12 +122,15 @@ CudaDevice::CudaDevice(sdk::Host host, const Options& options) : host_(host), op
 
         anchor_ = std::make_unique<AnchorClock>(*driver_, context_, error_epoch_);
 
-        // The first chunk of windows (and their events) now, so the first
-        // windows of a run do not pay for creating events.
-        lapse_error e = sdk::make_error();
-        uint32_t first = 0;
-        if (lapse_status s = grow(first, &e); s < 0) throw sdk::Error(s, e.message);
-        release_slot(first, slots_.at(first), word_generation(slots_.at(first).word.load()));
+        // The first records and their events now, so the first windows of a
+        // run do not pay for creating events. A free list per owned stream.
+        windows_ = std::make_unique<WindowTable>(owned_streams_, kFirstWindows,
+                                                 static_cast<uint32_t>(options_.max_windows));
+        CUresult made = CUDA_SUCCESS;
+        windows_->for_each_payload([&](CudaWindow& w) {
+            if (made == CUDA_SUCCESS) made = create_events(w);
+        });
+        check("cuEventCreate", made);
 
         anchor_->start(options_.anchor_period_ms);
     } catch (...) {
@@ -147,15 +148,10 @@ CudaDevice::CudaDevice(sdk::Host host, const Options& options) : host_(host), op
 CudaDevice::~CudaDevice()
 {
     // Count what the host left open: close abandons it, and says so.
-    uint32_t open = 0, unresolved = 0;
-    for (uint32_t i = 0, n = slots_.size(); i < n; ++i) {
-        SlotState s = word_state(slots_.at(i).word.load(std::memory_order_acquire));
-        open += s == SlotState::Open;
-        unresolved += s == SlotState::Closed;
-    }
-    if (open + unresolved > 0)
-        host_.warn("cuda: closing " + name_ + " with " + std::to_string(open) + " window(s) still open and " +
-                   std::to_string(unresolved) + " closed but never resolved; they are abandoned");
+    const WindowTable::Census left = windows_ ? windows_->abandon_all() : WindowTable::Census{};
+    if (left.open + left.closed > 0)
+        host_.warn("cuda: closing " + name_ + " with " + std::to_string(left.open) + " window(s) still open and " +
+                   std::to_string(left.closed) + " closed but never resolved; they are abandoned");
     teardown();
 }
 
@@ -179,12 +175,12 @@ void CudaDevice::teardown() noexcept
         if (std::size_t orphans = host_calls_.run_orphans(LAPSE_ALL_STREAMS); orphans > 0)
             host_.warn("cuda: closing " + name_ + ": " + std::to_string(orphans) +
                        " host function(s) the driver will not run (its context failed) ran on the closing thread");
-        for (uint32_t i = 0, n = slots_.size(); i < n; ++i) {
-            Slot& slot = slots_.at(i);
-            if (slot.start != nullptr) api.event_destroy(slot.start);
-            if (slot.end != nullptr) api.event_destroy(slot.end);
-            slot.start = slot.end = nullptr;
-        }
+        if (windows_)
+            windows_->for_each_payload([&](CudaWindow& w) {
+                if (w.start != nullptr) api.event_destroy(w.start);
+                if (w.end != nullptr) api.event_destroy(w.end);
+                w.start = w.end = nullptr;
+            });
         for (uint32_t i = 0; i < owned_streams_ && streams_; ++i)
             if (CUstream s = streams_[i].handle.exchange(nullptr)) api.stream_destroy(s);
     }
@@ -195,103 +191,64 @@ void CudaDevice::teardown() noexcept
 
 // ---------------------------------------------------------------- the pool
 
-lapse_status CudaDevice::take_slot(uint32_t& index, lapse_error* error) noexcept
+CUresult CudaDevice::create_events(CudaWindow& w) noexcept
 {
-    auto lookup = [this](uint32_t i) -> Slot& { return slots_.at(i); };
-    if (free_.pop(index, lookup)) return LAPSE_OK;
-    if (reclaim_quarantined(index)) return LAPSE_OK;
-    return grow(index, error);
-}
-
-bool CudaDevice::reclaim_quarantined(uint32_t& index) noexcept
-{
-    // An abandoned window's events may still be pending on the device;
-    // reuse its slot only once both have completed. A few tries at most, so
-    // a start never spends long here; what is still pending goes back.
-    auto lookup = [this](uint32_t i) -> Slot& { return slots_.at(i); };
-    constexpr int kTries = 4;
-    uint32_t pending[kTries];
-    int n_pending = 0;
-    bool found = false;
-    for (int t = 0; t < kTries && !found; ++t) {
-        uint32_t i = 0;
-        if (!quarantine_.pop(i, lookup)) break;
-        Slot& s = slots_.at(i);
-        // An error other than NOT_READY means the event will never complete
-        // (a failed context): nothing is pending on it any more.
-        if (api_->event_query(s.start) == CUDA_ERROR_NOT_READY || api_->event_query(s.end) == CUDA_ERROR_NOT_READY) {
-            pending[n_pending++] = i;
-            continue;
-        }
-        uint64_t gen = word_generation(s.word.load(std::memory_order_acquire));
-        s.word.store(slot_word(gen + 1, SlotState::Free), std::memory_order_release);
-        if (gen + 1 >= kMaxGeneration) continue;  // retired: its ids are used up
-        index = i;
-        found = true;
+    // CU_EVENT_DEFAULT: timing enabled, and a host that waits on it
+    // (cuEventSynchronize in resolve) spins or yields per the context's
+    // scheduling flags rather than sleeping on an interrupt.
+    CUresult r = api_->event_create(&w.start, CU_EVENT_DEFAULT);
+    if (r != CUDA_SUCCESS) {
+        w.start = nullptr;
+        return r;
     }
-    for (int k = 0; k < n_pending; ++k) quarantine_.push(pending[k], slots_.at(pending[k]));
-    return found;
-}
-
-lapse_status CudaDevice::grow(uint32_t& index, lapse_error* error) noexcept
-{
-    // Not the steady state: every slot is in use. Serialised so two threads
-    // that find the pool empty together add one chunk, not two.
-    std::lock_guard<std::mutex> lock(slots_.grow_mutex());
-    auto lookup = [this](uint32_t i) -> Slot& { return slots_.at(i); };
-    if (free_.pop(index, lookup)) return LAPSE_OK;
-
-    if (slots_.size() + SlotTable::kChunkSlots > static_cast<uint64_t>(options_.max_windows))
-        return sdk::failf(error, LAPSE_ERROR_CAPACITY,
-                          "cuda: profile_start: %u windows are open or closed but unresolved (max_windows = %lld); "
-                          "resolve or abandon windows, or raise max_windows",
-                          slots_.size(), static_cast<long long>(options_.max_windows));
-    try {
-        ContextScope scope(*api_, context_);
-        if (scope.result() != CUDA_SUCCESS)
-            return cuda_fail(error, *driver_, "profile_start: cuCtxPushCurrent", scope.result());
-        // Events first, so a failure leaves no half-made chunk behind.
-        std::vector<CUevent> events(2 * SlotTable::kChunkSlots, nullptr);
-        for (std::size_t k = 0; k < events.size(); ++k) {
-            // CU_EVENT_DEFAULT: timing enabled, and a host that waits on it
-            // (cuEventSynchronize in resolve) spins or yields per the
-            // context's scheduling flags rather than sleeping on an interrupt.
-            CUresult r = api_->event_create(&events[k], CU_EVENT_DEFAULT);
-            if (r != CUDA_SUCCESS) {
-                for (std::size_t j = 0; j < k; ++j) api_->event_destroy(events[j]);
-                return cuda_fail(error, *driver_, "profile_start: cuEventCreate", r);
-            }
-        }
-        uint32_t first = 0;
-        if (!slots_.add_chunk(static_cast<uint32_t>(options_.max_windows), first)) {
-            for (CUevent ev : events) api_->event_destroy(ev);
-            return sdk::fail(error, LAPSE_ERROR_CAPACITY, "cuda: profile_start: the window pool is full");
-        }
-        for (uint32_t k = 0; k < SlotTable::kChunkSlots; ++k) {
-            Slot& s = slots_.at(first + k);
-            s.start = events[2 * k];
-            s.end = events[2 * k + 1];
-        }
-        // Publish all but the first, which the caller takes.
-        for (uint32_t k = SlotTable::kChunkSlots; k-- > 1;) free_.push(first + k, slots_.at(first + k));
-        index = first;
-        return LAPSE_OK;
-    } catch (const std::bad_alloc&) {
-        return sdk::fail(error, LAPSE_ERROR_OUT_OF_MEMORY, "cuda: profile_start: out of memory growing the pool");
+    r = api_->event_create(&w.end, CU_EVENT_DEFAULT);
+    if (r != CUDA_SUCCESS) {
+        api_->event_destroy(w.start);
+        w.start = w.end = nullptr;
     }
+    return r;
 }
 
-void CudaDevice::release_slot(uint32_t index, Slot& slot, uint64_t generation) noexcept
+bool CudaDevice::events_done(const CudaWindow& w) const noexcept
 {
-    // A new generation: every token of the window just finished is now stale.
-    slot.word.store(slot_word(generation + 1, SlotState::Free), std::memory_order_release);
-    if (generation + 1 < kMaxGeneration) free_.push(index, slot);  // else retired for good
+    // An error other than NOT_READY means the event will never complete
+    // (a failed context): nothing is pending on it any more.
+    return api_->event_query(w.start) != CUDA_ERROR_NOT_READY && api_->event_query(w.end) != CUDA_ERROR_NOT_READY;
 }
 
-void CudaDevice::quarantine_slot(uint32_t index, Slot& slot, uint64_t generation) noexcept
+lapse_status CudaDevice::open_record(lapse_stream stream, WindowTable::Id& id, lapse_error* error) noexcept
 {
-    slot.word.store(slot_word(generation, SlotState::Quarantined), std::memory_order_release);
-    quarantine_.push(index, slot);
+    id = windows_->try_open(stream, 0);
+    if (id == 0) [[unlikely]] {
+        // Not the steady state: the stream's free list is empty. Parked
+        // records whose events completed come first (a few looks at most,
+        // so a start never spends long here), then the other lists, then a
+        // new chunk.
+        constexpr uint32_t kLooks = 4;
+        windows_->reclaim_parked([this](const CudaWindow& w) { return events_done(w); }, kLooks);
+        id = windows_->open(stream, 0);
+        if (id == 0) {
+            const std::size_t records = windows_->capacity();
+            if (records >= static_cast<uint64_t>(options_.max_windows))
+                return sdk::failf(error, LAPSE_ERROR_CAPACITY,
+                                  "cuda: profile_start: %lld windows are open or closed but unresolved (max_windows "
+                                  "= %lld); resolve or abandon windows, or raise max_windows",
+                                  static_cast<long long>(options_.max_windows),
+                                  static_cast<long long>(options_.max_windows));
+            return sdk::fail(error, LAPSE_ERROR_OUT_OF_MEMORY, "cuda: profile_start: out of memory growing the pool");
+        }
+    }
+    CudaWindow& w = windows_->payload(id);
+    if (w.start == nullptr) [[unlikely]] {
+        // A record of a chunk the pool just grew: its events are made now,
+        // once for its whole life.
+        if (CUresult r = create_events(w); r != CUDA_SUCCESS) {
+            windows_->abandon(id, stream);  // frees it: nothing of it is on the device
+            id = 0;
+            return cuda_fail(error, *driver_, "profile_start: cuEventCreate", r);
+        }
+    }
+    return LAPSE_OK;
 }
 
 // ---------------------------------------------------------------- windows
@@ -312,47 +269,60 @@ lapse_status CudaDevice::profile_start(lapse_stream stream, lapse_token& token, 
     if (r == CUDA_SUCCESS && e->kind.load(std::memory_order_relaxed) == kStreamRegistered)
         if (const char* why = capture_refusal(native)) return refuse_capture(error, "profile_start", stream, why);
 
-    uint32_t index = 0;
-    if (lapse_status st = take_slot(index, error); st < 0) return st;
-    Slot& slot = slots_.at(index);
-    uint64_t gen = word_generation(slot.word.load(std::memory_order_acquire));
+    if (r != CUDA_SUCCESS) {
+        poison();
+        return cuda_fail(error, *driver_, "profile_start: cuCtxPushCurrent", r);
+    }
+    WindowTable::Id id = 0;
+    if (lapse_status st = open_record(stream, id, error); st < 0) return st;
+    // Nobody has the id yet: the payload is the opener's to write.
+    CudaWindow& w = windows_->payload(id);
 
     // Capture the error epoch before recording: an error from here on, up
     // to resolve, fails this window.
-    slot.error_epoch = error_epoch_.load(std::memory_order_acquire);
-    slot.anchor_seq = anchor_->current();
-    slot.stream = stream;
-    slot.failure = LAPSE_OK;
-    slot.end_recorded = false;
-    if (r == CUDA_SUCCESS) r = api_->event_record(slot.start, native);
+    w.error_epoch = error_epoch_.load(std::memory_order_acquire);
+    w.anchor_seq = anchor_->current();
+    w.failure = LAPSE_OK;
+    r = api_->event_record(w.start, native);
     if (r != CUDA_SUCCESS) {
         if (!is_capture_error(r)) poison();
-        // Nothing of this window is pending on the device; the slot can be
-        // reused at once.
-        release_slot(index, slot, gen);
+        // Nothing of this window is pending on the device; the record can
+        // be reused at once.
+        windows_->abandon(id, stream);
         return cuda_fail(error, *driver_, scope.result() != CUDA_SUCCESS ? "profile_start: cuCtxPushCurrent"
                                                                           : "profile_start: cuEventRecord",
                          r);
     }
     e->open_windows.fetch_add(1, std::memory_order_relaxed);
-    slot.word.store(slot_word(gen, SlotState::Open), std::memory_order_release);
-    token.id = make_id(gen, index);
+    token.id = id;
     token.opened_on = stream;
     token.reserved = 0;
     return LAPSE_OK;
 }
 
-lapse_status CudaDevice::refuse_token(const lapse_token& token, uint64_t seen_word, uint64_t generation,
-                                      const char* call, lapse_error* error) const noexcept
+lapse_status CudaDevice::refuse_token(const lapse_token& token, sdk::WindowCheck check, const char* call,
+                                      lapse_error* error) const noexcept
 {
-    if (word_generation(seen_word) != generation ||
-        word_state(seen_word) == SlotState::Free || word_state(seen_word) == SlotState::Quarantined)
+    const auto id = static_cast<unsigned long long>(token.id);
+    switch (check) {
+    case sdk::WindowCheck::unknown:
+        return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN, "cuda: %s: token %llu was never issued here", call, id);
+    case sdk::WindowCheck::wrong_tag:
+        return sdk::failf(error, LAPSE_ERROR_WRONG_STREAM,
+                          "cuda: %s: token %llu says stream %u, but its window was opened on stream %u%s", call, id,
+                          token.opened_on, windows_->tag_of_live(token.id),
+                          std::string_view(call) == "profile_end" ? "; the window stays open" : "");
+    case sdk::WindowCheck::resolved:
+    case sdk::WindowCheck::forgotten:
+    case sdk::WindowCheck::expired:
+    case sdk::WindowCheck::abandoned:
         return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN,
-                          "cuda: %s: token %llu (stream %u) names no live window: unknown, already resolved or "
-                          "abandoned",
-                          call, static_cast<unsigned long long>(token.id), token.opened_on);
-    return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN, "cuda: %s: the window of token %llu is %s", call,
-                      static_cast<unsigned long long>(token.id), state_name(word_state(seen_word)));
+                          "cuda: %s: token %llu (stream %u) names no live window: %s", call, id, token.opened_on,
+                          window_phrase(check));
+    default:
+        return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN, "cuda: %s: the window of token %llu %s", call, id,
+                          window_phrase(check));
+    }
 }
 
 lapse_status CudaDevice::profile_end(lapse_token token, uint32_t flags, lapse_error* error)
@@ -361,37 +331,22 @@ lapse_status CudaDevice::profile_end(lapse_token token, uint32_t flags, lapse_er
     // ours, so it changes nothing here. Unknown bits are a caller bug.
     if ((flags & ~uint32_t{LAPSE_END_FLUSH}) != 0)
         return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT, "cuda: profile_end: unknown flags 0x%x", flags);
-    uint64_t gen = 0;
-    uint32_t index = 0;
-    Slot* slot = split_id(token.id, gen, index) ? slots_.find(index) : nullptr;
-    if (slot == nullptr)
-        return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN, "cuda: profile_end: token %llu was never issued here",
-                          static_cast<unsigned long long>(token.id));
-    uint64_t expected = slot_word(gen, SlotState::Open);
-    if (!slot->word.compare_exchange_strong(expected, slot_word(gen, SlotState::Busy), std::memory_order_acquire,
-                                            std::memory_order_acquire))
-        return refuse_token(token, expected, gen, "profile_end", error);
+    WindowTable::Live was{};
+    if (const sdk::WindowCheck c = windows_->claim(token.id, token.opened_on, WindowTable::mask(WindowTable::Live::open), was);
+        c != sdk::WindowCheck::ok)
+        return refuse_token(token, c, "profile_end", error);
+    CudaWindow& w = windows_->payload(token.id);
 
-    if (slot->stream != token.opened_on) {
-        lapse_stream actual = slot->stream;
-        slot->word.store(slot_word(gen, SlotState::Open), std::memory_order_release);
-        return sdk::failf(error, LAPSE_ERROR_WRONG_STREAM,
-                          "cuda: profile_end: token %llu says stream %u, but its window was opened on stream %u; "
-                          "the window stays open",
-                          static_cast<unsigned long long>(token.id), token.opened_on, actual);
-    }
-
-    StreamEntry& e = streams_[slot->stream];
+    StreamEntry& e = streams_[token.opened_on];
     ContextScope scope(*api_, context_);
     CUresult r = scope.result();
-    if (r == CUDA_SUCCESS) r = api_->event_record(slot->end, e.handle.load(std::memory_order_acquire));
-    slot->end_recorded = r == CUDA_SUCCESS;
+    if (r == CUDA_SUCCESS) r = api_->event_record(w.end, e.handle.load(std::memory_order_acquire));
     if (r != CUDA_SUCCESS) {
         if (!is_capture_error(r)) poison();
-        slot->failure = LAPSE_ERROR_DEVICE;  // resolve answers FAILED; abandon also works
+        w.failure = LAPSE_ERROR_DEVICE;  // resolve answers FAILED; abandon also works
     }
     e.open_windows.fetch_sub(1, std::memory_order_relaxed);
-    slot->word.store(slot_word(gen, SlotState::Closed), std::memory_order_release);
+    windows_->publish(token.id, WindowTable::Live::closed);
     if (r != CUDA_SUCCESS)
         return cuda_fail(error, *driver_, scope.result() != CUDA_SUCCESS ? "profile_end: cuCtxPushCurrent"
                                                                           : "profile_end: cuEventRecord",
@@ -401,30 +356,22 @@ lapse_status CudaDevice::profile_end(lapse_token token, uint32_t flags, lapse_er
 
 void CudaDevice::profile_abandon(lapse_token token) noexcept
 {
-    uint64_t gen = 0;
-    uint32_t index = 0;
-    Slot* slot = split_id(token.id, gen, index) ? slots_.find(index) : nullptr;
-    if (slot == nullptr) return;
     // Busy means another thread is closing or resolving this very token (a
     // host bug); wait a little for it, then leave the window to that thread.
+    // Unknown tokens, and tokens whose stream is not their window's, are
+    // ignored.
+    constexpr unsigned kLive = WindowTable::mask(WindowTable::Live::open) | WindowTable::mask(WindowTable::Live::closed);
     for (int spins = 0; spins < 10000; ++spins) {
-        uint64_t w = slot->word.load(std::memory_order_acquire);
-        if (word_generation(w) != gen) return;
-        SlotState s = word_state(w);
-        if (s == SlotState::Busy) {
+        WindowTable::Live was{};
+        const sdk::WindowCheck c = windows_->claim(token.id, token.opened_on, kLive, was);
+        if (c == sdk::WindowCheck::busy) {
             std::this_thread::yield();
             continue;
         }
-        if (s != SlotState::Open && s != SlotState::Closed) return;
-        if (!slot->word.compare_exchange_weak(w, slot_word(gen, SlotState::Busy), std::memory_order_acquire))
-            continue;
-        if (slot->stream != token.opened_on) {
-            // Not this token's window: ignored, as unknown tokens are.
-            slot->word.store(w, std::memory_order_release);
-            return;
-        }
-        if (s == SlotState::Open) streams_[slot->stream].open_windows.fetch_sub(1, std::memory_order_relaxed);
-        quarantine_slot(index, *slot, gen);
+        if (c != sdk::WindowCheck::ok) return;
+        if (was == WindowTable::Live::open)
+            streams_[token.opened_on].open_windows.fetch_sub(1, std::memory_order_relaxed);
+        windows_->park(token.id);  // its events may still be pending on the device
         return;
     }
 }
@@ -434,36 +381,21 @@ CudaDevice::Step CudaDevice::resolve_one(const lapse_token& token, lapse_duratio
 {
     auto failed = [&](lapse_status why) { sdk::set_failed(out, why); };
     status = LAPSE_OK;
-    uint64_t gen = 0;
-    uint32_t index = 0;
-    Slot* slot = split_id(token.id, gen, index) ? slots_.find(index) : nullptr;
-    if (slot == nullptr) {
-        status = sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN, "cuda: resolve: token %llu was never issued here",
-                            static_cast<unsigned long long>(token.id));
+    WindowTable::Live was{};
+    if (const sdk::WindowCheck c = windows_->claim(token.id, token.opened_on, WindowTable::mask(WindowTable::Live::closed), was);
+        c != sdk::WindowCheck::ok) {
+        status = refuse_token(token, c, "resolve", error);
         failed(status);
         return Step::Final;
     }
-    uint64_t expected = slot_word(gen, SlotState::Closed);
-    if (!slot->word.compare_exchange_strong(expected, slot_word(gen, SlotState::Busy), std::memory_order_acquire,
-                                            std::memory_order_acquire)) {
-        status = refuse_token(token, expected, gen, "resolve", error);
-        failed(status);
-        return Step::Final;
-    }
-    if (slot->stream != token.opened_on) {
-        lapse_stream actual = slot->stream;
-        slot->word.store(slot_word(gen, SlotState::Closed), std::memory_order_release);
-        status = sdk::failf(error, LAPSE_ERROR_WRONG_STREAM,
-                            "cuda: resolve: token %llu says stream %u, but its window was opened on stream %u",
-                            static_cast<unsigned long long>(token.id), token.opened_on, actual);
-        failed(status);
-        return Step::Final;
-    }
+    const WindowTable::Id id = token.id;
+    const CudaWindow& w = windows_->payload(id);
 
     // Poisoned: an error hit the device while this window was open. Its
-    // events may never complete; quarantine decides when the slot is safe.
+    // events may never complete: the record is parked, and reused only once
+    // they did (or never will).
     auto poisoned = [&] {
-        return slot->failure != LAPSE_OK || slot->error_epoch != error_epoch_.load(std::memory_order_acquire);
+        return w.failure != LAPSE_OK || w.error_epoch != error_epoch_.load(std::memory_order_acquire);
     };
     if (poisoned()) {
         status = sdk::failf(error, LAPSE_ERROR_DEVICE,
@@ -471,14 +403,14 @@ CudaDevice::Step CudaDevice::resolve_one(const lapse_token& token, lapse_duratio
                             "was reported by the call that met it); the window reads FAILED, never as a duration",
                             static_cast<unsigned long long>(token.id));
         failed(LAPSE_ERROR_DEVICE);
-        quarantine_slot(index, *slot, gen);
+        windows_->park(id);
         return Step::Final;
     }
 
     const DriverApi& api = *api_;
-    CUresult r = api.event_query(slot->end);
+    CUresult r = api.event_query(w.end);
     if (r == CUDA_ERROR_NOT_READY) {
-        slot->word.store(slot_word(gen, SlotState::Closed), std::memory_order_release);
+        windows_->publish(id, WindowTable::Live::closed);
         out.state = LAPSE_DURATION_PENDING;
         return Step::Pending;
     }
@@ -486,12 +418,12 @@ CudaDevice::Step CudaDevice::resolve_one(const lapse_token& token, lapse_duratio
     const char* call = "resolve: cuEventQuery";
     if (r == CUDA_SUCCESS) {
         call = "resolve: cuEventElapsedTime";
-        r = api.event_elapsed_time(&ms, slot->start, slot->end);
+        r = api.event_elapsed_time(&ms, w.start, w.end);
     }
     int64_t start_ns = 0;
     if (r == CUDA_SUCCESS) {
         call = "resolve: cuEventElapsedTime (host-clock anchor)";
-        r = anchor_->place(slot->anchor_seq, slot->start, start_ns);
+        r = anchor_->place(w.anchor_seq, w.start, start_ns);
     }
     if (r != CUDA_SUCCESS) {
         // A capture error is this window's alone (its stream began a capture
@@ -499,7 +431,7 @@ CudaDevice::Step CudaDevice::resolve_one(const lapse_token& token, lapse_duratio
         if (!is_capture_error(r)) poison();
         status = cuda_fail(error, *driver_, call, r);
         failed(LAPSE_ERROR_DEVICE);
-        quarantine_slot(index, *slot, gen);
+        windows_->park(id);
         return Step::Final;
     }
     // Checked again: an error reported by another call while we read the
@@ -509,12 +441,12 @@ CudaDevice::Step CudaDevice::resolve_one(const lapse_token& token, lapse_duratio
         if (status == LAPSE_OK && !(ms >= 0.0f))
             status = sdk::failf(error, LAPSE_ERROR_DEVICE, "cuda: resolve: token %llu: negative elapsed time %g ms",
                                 static_cast<unsigned long long>(token.id), static_cast<double>(ms));
-        quarantine_slot(index, *slot, gen);
+        windows_->park(id);
         return Step::Final;
     }
     sdk::set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE, LAPSE_CLOCK_HOST_MONOTONIC, start_ns,
                       start_ns + static_cast<int64_t>(std::llround(static_cast<double>(ms) * 1e6)));
-    release_slot(index, *slot, gen);
+    windows_->free_claimed(id, true);
     return Step::Final;
 }
 
@@ -554,20 +486,16 @@ lapse_status CudaDevice::resolve(const lapse_token* tokens, lapse_duration* out,
         if (forever) {
             // Block on the first pending window's end event, then poll all
             // again: its end completing says nothing about the others.
-            uint64_t gen = 0;
-            uint32_t index = 0;
-            if (split_id(tokens[wait_on].id, gen, index))
-                if (Slot* s = slots_.find(index)) {
-                    uint64_t expected = slot_word(gen, SlotState::Closed);
-                    if (s->word.compare_exchange_strong(expected, slot_word(gen, SlotState::Busy),
-                                                        std::memory_order_acquire)) {
-                        CUresult r = api_->event_synchronize(s->end);
-                        s->word.store(slot_word(gen, SlotState::Closed), std::memory_order_release);
-                        // The next pass reports it as FAILED (a capture
-                        // error only for this window).
-                        if (r != CUDA_SUCCESS && !is_capture_error(r)) poison();
-                    }
-                }
+            const lapse_token& t = tokens[wait_on];
+            WindowTable::Live was{};
+            if (windows_->claim(t.id, t.opened_on, WindowTable::mask(WindowTable::Live::closed), was) ==
+                sdk::WindowCheck::ok) {
+                CUresult r = api_->event_synchronize(windows_->payload(t.id).end);
+                windows_->publish(t.id, WindowTable::Live::closed);
+                // The next pass reports it as FAILED (a capture error only
+                // for this window).
+                if (r != CUDA_SUCCESS && !is_capture_error(r)) poison();
+            }
             continue;
         }
         if (std::chrono::steady_clock::now() >= deadline) break;

@@ -2,14 +2,14 @@
 // the lapse C ABI. See ARCHITECTURE.md, "cuda", for the model.
 //
 // Threading: profile_start / end / abandon are lock-free (one CAS on the
-// window's slot, a context check, one cuEventRecord). resolve, sync, submit
+// window's record, a context check, one cuEventRecord). resolve, sync, submit
 // and the stream extension may run on any thread concurrently with them.
 #pragma once
 
 #include "anchor_clock.hpp"
 #include "driver.hpp"
 #include "host_calls.hpp"
-#include "window_slots.hpp"
+#include "cuda_window.hpp"
 
 #include <lapse/cuda.h>
 #include <lapse/sdk/host.hpp>
@@ -79,14 +79,16 @@ private:
     lapse_status bad_stream(lapse_error* error, const char* call, lapse_stream stream) const noexcept;
     lapse_status foreign_stream(CUcontext owner, lapse_error* error) noexcept;
 
-    lapse_status take_slot(uint32_t& index, lapse_error* error) noexcept;
-    bool reclaim_quarantined(uint32_t& index) noexcept;
-    lapse_status grow(uint32_t& index, lapse_error* error) noexcept;
-    void release_slot(uint32_t index, Slot& slot, uint64_t generation) noexcept;
-    void quarantine_slot(uint32_t index, Slot& slot, uint64_t generation) noexcept;
+    // A record for a window on `stream`, its events made. The context must
+    // be current.
+    lapse_status open_record(lapse_stream stream, WindowTable::Id& id, lapse_error* error) noexcept;
+    // Creates the two events of a record that has none yet.
+    CUresult create_events(CudaWindow& w) noexcept;
+    // Whether a parked record's events have completed (or never will).
+    bool events_done(const CudaWindow& w) const noexcept;
 
     Step resolve_one(const lapse_token& token, lapse_duration& out, lapse_status& status, lapse_error* error);
-    lapse_status refuse_token(const lapse_token& token, uint64_t seen_word, uint64_t generation, const char* call,
+    lapse_status refuse_token(const lapse_token& token, sdk::WindowCheck check, const char* call,
                               lapse_error* error) const noexcept;
     // Why a window or host function cannot go on `native` now (a graph
     // capture), or null.
@@ -115,9 +117,7 @@ private:
 
     HostCalls host_calls_;  // after the streams: destroyed before them, drained in teardown
 
-    SlotTable slots_;
-    SlotStack free_;
-    SlotStack quarantine_;
+    std::unique_ptr<WindowTable> windows_;  // sized by max_windows at open
 
     lapse_cuda_stream_ext stream_ext_{};
 };

@@ -46,6 +46,18 @@ public:
         return now >= at_ ? clock::duration::zero() : at_ - now;
     }
 
+    // What is left as a timeout to hand on to another resolve (a layer
+    // resolving through the backend below it): LAPSE_WAIT_FOREVER when
+    // waiting forever, else the nanoseconds left (0 once expired, or when
+    // polling).
+    uint64_t timeout_ns() const noexcept
+    {
+        if (forever_) return LAPSE_WAIT_FOREVER;
+        if (poll_) return 0;
+        const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(remaining()).count();
+        return left > 0 ? static_cast<uint64_t>(left) : 0;
+    }
+
     // Waits on `cv` until `done()` holds or the deadline passes; true when
     // `done()` holds. Polls (one look at `done()`) for a timeout of 0.
     template <class Predicate>

@@ -2,8 +2,22 @@
 //
 // Every backend keeps one record per window from profile_start until the
 // window is resolved or abandoned, keyed by the token id it handed out. This
-// header is that bookkeeping, written once so each backend (cpu, cuda,
-// vulkan, forward, a third party's) gets the hard parts right:
+// header is that bookkeeping, written once so each backend gets the hard
+// parts right. The shipped cpu, cuda and forward plugins, the template and
+// the worked example use it; vulkan keeps its windows in a per-stream FIFO
+// ring of timestamp queries instead (a window is two query slots read back
+// in submission order, not a record looked up by id), so it has no table.
+//
+// Two ways to say what the device still does with a window, one per backend:
+//   * holds (open/close/release/take): the device side drops a reference
+//     when it is done with the window (a CPU worker stamped a marker);
+//   * claims (claim/publish/free_claimed/park): the caller asks the device
+//     and decides the record's next state from the answer (forward calls the
+//     backend it stacks on; CUDA records and queries events). A record whose
+//     device resources may still be in use when its window ends is parked
+//     and freed by reclaim_parked() once they are not (CUDA's events).
+//
+// The machinery both share:
 //
 //   * Ids are generation-tagged: id = (generation << 32) | (index + 1). An id
 //     is never 0, and a record's generation grows every time it is freed, so
@@ -25,7 +39,8 @@
 //   * A record's whole state is one 64-bit word changed only by CAS:
 //       bits 63..32 generation, 31..16 tag (the stream it was opened on),
 //       15..8 holds (references the device still has in flight: markers,
-//       events, queries), 7..4 fate of the previous life, 3..0 state.
+//       events, queries), 7..4 fate of the previous life, 3..0 state
+//       (FREE, OPEN, CLOSED, ABANDONED, RETIRED, BUSY).
 //     So end racing abandon, or two threads resolving one token, cannot both
 //     win, and the record is freed by whoever drops the last claim.
 //
@@ -38,6 +53,10 @@
 //                                              v
 //                    ABANDONED while holds > 0, FREE (fate forgotten) at 0
 //
+// With claims, OPEN and CLOSED also go to BUSY (claim) and back (publish),
+// or to FREE (free_claimed), or to ABANDONED with no holds, parked
+// (park), and from there to FREE (reclaim_parked).
+//
 // The payload (the backend's stamps, events or query slots) is written only
 // by whoever has a right to it: the opener before it publishes the id, the
 // device side while it holds a hold, the taker inside take(). Payload fields
@@ -46,7 +65,8 @@
 // throws away what it read when it loses the record.
 //
 // Thread safety: every member is [thread-safe] except the constructor,
-// destructor and abandon_all() (no other call may run concurrently).
+// destructor, abandon_all() and for_each_payload() (no other call may run
+// concurrently).
 // open/close/release/abandon/take take no lock, allocate nothing and never
 // block, except open() growing the table (one mutex, rare).
 #pragma once
@@ -74,7 +94,8 @@ enum class WindowCheck : uint8_t {
     abandoned,   // abandoned; the device still holds it
     resolved,    // its life ended in take(): resolved already
     forgotten,   // its life ended in abandon()
-    expired      // its record has been reused since: an old token
+    expired,     // its record has been reused since: an old token
+    busy         // claim(): another thread has the record claimed right now
 };
 
 // A short phrase for messages: "token 42 <phrase>".
@@ -91,6 +112,7 @@ inline const char* describe(WindowCheck check) noexcept
     case WindowCheck::resolved: return "was resolved already";
     case WindowCheck::forgotten: return "was abandoned";
     case WindowCheck::expired: return "is no longer live (its window ended long ago)";
+    case WindowCheck::busy: return "is in use by another call right now";
     }
     return "is invalid";
 }
@@ -133,10 +155,14 @@ public:
 
     // `shards`: free lists (one per stream is right), rounded up to a power
     // of two. `first_chunk`: records allocated up front, a power of two >=
-    // 16; the table doubles from there.
-    explicit WindowTable(uint32_t shards = 1, uint32_t first_chunk = 1024)
+    // 16; the table doubles from there. `max_records`: windows live at once
+    // at most (0: as many as 32-bit indices allow), for a backend whose
+    // records own device resources and whose user sets a bound (CUDA's
+    // max_windows); open() answers 0 past it.
+    explicit WindowTable(uint32_t shards = 1, uint32_t first_chunk = 1024, uint32_t max_records = 0)
         : shard_count_(std::bit_ceil(std::clamp<uint32_t>(shards, 1, max_shards))),
           chunk_shift_(static_cast<uint32_t>(std::countr_zero(std::bit_ceil(std::max<uint32_t>(first_chunk, 16))))),
+          max_records_(max_records == 0 ? UINT32_MAX : max_records),
           shards_(shard_count_)
     {
         for (auto& c : chunks_) c.store(nullptr, std::memory_order_relaxed);
@@ -198,7 +224,7 @@ public:
         for (;;) {
             WindowCheck c = classify(id, w, tag);
             if (c != WindowCheck::ok) return c;
-            if (state_of(w) != kOpen) return state_of(w) == kClosed ? WindowCheck::closed : WindowCheck::abandoned;
+            if (state_of(w) != kOpen) return not_open(w);
             uint64_t next = pack(gen_of(w), tag, holds_of(w) + add_holds, kClosed);
             if (r->word.compare_exchange_weak(w, next, std::memory_order_acq_rel, std::memory_order_acquire))
                 return WindowCheck::ok;
@@ -244,6 +270,7 @@ public:
             WindowCheck c = classify(id, w, tag);
             if (c != WindowCheck::ok) return c;
             if (state_of(w) == kAbandoned) return WindowCheck::abandoned;
+            if (state_of(w) == kBusy) return WindowCheck::busy;  // the claimer decides its fate
             if (holds_of(w) == 0) {
                 if (try_free(*r, index_of(id), w, kFateForgotten)) return WindowCheck::ok;
             } else {
@@ -322,6 +349,7 @@ public:
         WindowCheck c = classify(id, w, tag);
         if (c != WindowCheck::ok) return c;
         if (state_of(w) == kAbandoned) return WindowCheck::abandoned;
+        if (state_of(w) == kBusy) return WindowCheck::busy;
         if (state_of(w) == kClosed) return holds_of(w) != 0 ? WindowCheck::pending : WindowCheck::closed;
         return WindowCheck::ok;
     }
@@ -334,6 +362,122 @@ public:
         uint64_t w = r->word.load(std::memory_order_acquire);
         if (gen_of(w) != generation_of(id) || state_of(w) == kFree || state_of(w) == kRetired) return max_tag + 1;
         return tag_of(w);
+    }
+
+    // --- claims ---------------------------------------------------------------
+    //
+    // For a backend whose window calls ask its device first and choose the
+    // record's next state from the answer (forward calling the backend it
+    // stacks on; CUDA recording an event, which may fail): claim() moves a
+    // live record to BUSY with one CAS, the claimer alone reads and writes
+    // its payload, and publish(), free_claimed() or park() ends the claim.
+    // Any other call meeting a BUSY record answers `busy` and changes
+    // nothing (the caller waits, or answers pending). A claim is held only
+    // across a device call, never across user code. Claimed records carry no
+    // holds: a backend uses claims or holds, not both.
+
+    // The states a claim starts from (a mask of them) and publish() ends in.
+    enum class Live : uint8_t { open = 1, closed = 2 };
+    static constexpr unsigned mask(Live state) noexcept { return 1u << static_cast<unsigned>(state); }
+
+    // Claims the live record of `id` on `tag` if it is in one of `states`;
+    // `was` receives the state it had. Not `ok`: why not (busy, another tag,
+    // abandoned, still_open / closed when not in `states`, gone).
+    WindowCheck claim(Id id, uint32_t tag, unsigned states, Live& was) noexcept
+    {
+        Record* r = find(id);
+        if (r == nullptr) return WindowCheck::unknown;
+        uint64_t w = r->word.load(std::memory_order_acquire);
+        for (;;) {
+            WindowCheck c = classify(id, w, tag);
+            if (c != WindowCheck::ok) return c;
+            const uint64_t state = state_of(w);
+            if (state != kOpen && state != kClosed) return not_open(w);
+            if ((states & (1u << state)) == 0) return state == kOpen ? WindowCheck::still_open : WindowCheck::closed;
+            if (r->word.compare_exchange_weak(w, (w & ~kStateMask) | kBusy, std::memory_order_acquire,
+                                              std::memory_order_acquire)) {
+                was = state == kOpen ? Live::open : Live::closed;
+                return WindowCheck::ok;
+            }
+        }
+    }
+
+    // Ends a claim: the record is live again, in `state`, with what the
+    // claimer wrote to its payload.
+    void publish(Id id, Live state) noexcept
+    {
+        Record* r = record(index_of(id));
+        uint64_t w = r->word.load(std::memory_order_relaxed);
+        while (!r->word.compare_exchange_weak(w, (w & ~kStateMask) | static_cast<uint64_t>(state),
+                                              std::memory_order_release, std::memory_order_relaxed)) {
+        }
+    }
+
+    // Ends a claim by freeing the record: its window is over, `resolved`
+    // (taken) or forgotten (abandoned), as a later token of it is told.
+    // Into `batch` when one is given.
+    void free_claimed(Id id, bool resolved, FreeBatch* batch = nullptr) noexcept
+    {
+        Record* r = record(index_of(id));
+        uint64_t w = r->word.load(std::memory_order_relaxed);
+        while (!try_free(*r, index_of(id), w, resolved ? kFateResolved : kFateForgotten, batch)) {
+        }
+    }
+
+    // Ends a claim by parking the record: its window is over for the host (a
+    // token of it reads `abandoned`), but the device may still use what the
+    // payload names (events a GPU has not reached yet) and nobody will tell
+    // the table when it stops. The record waits on the parked list until
+    // reclaim_parked() finds it done.
+    void park(Id id) noexcept
+    {
+        const uint32_t index = index_of(id);
+        Record* r = record(index);
+        uint64_t w = r->word.load(std::memory_order_relaxed);
+        while (!r->word.compare_exchange_weak(w, (w & ~kStateMask) | kAbandoned, std::memory_order_release,
+                                              std::memory_order_relaxed)) {
+        }
+        push_to(parked_.head, index, index);
+    }
+
+    // Looks at up to `tries` (at most 8) parked records and frees each one
+    // that done(const Payload&) says the device is finished with; the others
+    // go back on the list. True when one became free (onto its tag's free
+    // list): for an open that found the free lists empty, before it grows
+    // the table. Only parked records are read, and nobody else writes them.
+    template <class Done>
+    bool reclaim_parked(Done&& done, uint32_t tries) noexcept
+    {
+        constexpr uint32_t kMaxTries = 8;
+        uint32_t still[kMaxTries];
+        uint32_t n_still = 0;
+        bool freed = false;
+        tries = std::min(tries, kMaxTries);
+        for (uint32_t t = 0; t < tries && !freed; ++t) {
+            uint32_t index;
+            Record* r;
+            if (!pop_from(parked_.head, index, r)) break;
+            if (!done(static_cast<const Payload&>(r->payload))) {
+                still[n_still++] = index;
+                continue;
+            }
+            uint64_t w = r->word.load(std::memory_order_acquire);
+            const bool retires = gen_of(w) == UINT32_MAX;
+            while (!try_free(*r, index, w, kFateForgotten)) {
+            }
+            freed = !retires;
+        }
+        for (uint32_t k = 0; k < n_still; ++k) push_to(parked_.head, still[k], still[k]);
+        return freed;
+    }
+
+    // Calls f(Payload&) for every record allocated, live or free. Only while
+    // no other call runs (a device's close): for payloads that own
+    // resources for the record's whole life, such as CUDA's events.
+    template <class F>
+    void for_each_payload(F&& f) noexcept
+    {
+        for_each_record([&](Record& r, uint32_t) { f(r.payload); });
     }
 
     struct Census {
@@ -367,7 +511,11 @@ public:
 
 private:
     static constexpr std::size_t kChunkAlignment = 64;
-    static constexpr uint64_t kFree = 0, kOpen = 1, kClosed = 2, kAbandoned = 3, kRetired = 4;
+    // BUSY: claimed (see claim()). An ABANDONED record with no holds is a
+    // parked one.
+    static constexpr uint64_t kFree = 0, kOpen = 1, kClosed = 2, kAbandoned = 3, kRetired = 4, kBusy = 5;
+    static constexpr uint64_t kStateMask = 0xF;
+    static_assert(static_cast<uint64_t>(Live::open) == kOpen && static_cast<uint64_t>(Live::closed) == kClosed);
     static constexpr uint64_t kFateNone = 0, kFateResolved = 1, kFateForgotten = 2;
 
     static uint64_t pack(uint32_t gen, uint32_t tag, uint32_t holds, uint64_t state, uint64_t fate = 0) noexcept
@@ -380,6 +528,16 @@ private:
     static uint32_t holds_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 8) & 0xFF; }
     static uint64_t state_of(uint64_t w) noexcept { return w & 0xF; }
     static uint64_t fate_of(uint64_t w) noexcept { return (w >> 4) & 0xF; }
+
+    // Why a live record that is not OPEN cannot be closed or claimed.
+    static WindowCheck not_open(uint64_t w) noexcept
+    {
+        switch (state_of(w)) {
+        case kClosed: return WindowCheck::closed;
+        case kBusy: return WindowCheck::busy;
+        default: return WindowCheck::abandoned;
+        }
+    }
 
     // Whether `w` is the live record of `id` with `tag`; if not, why not.
     static WindowCheck classify(Id id, uint64_t w, uint32_t tag) noexcept
@@ -412,6 +570,7 @@ private:
             switch (state_of(w)) {
             case kOpen: return WindowCheck::still_open;
             case kAbandoned: return WindowCheck::abandoned;
+            case kBusy: return WindowCheck::busy;
             default: break;
             }
             if (holds_of(w) != 0) return WindowCheck::pending;
@@ -523,17 +682,20 @@ private:
         const uint64_t first = ((uint64_t{1} << k) - 1) << chunk_shift_;
         const uint64_t count = uint64_t{1} << (k + chunk_shift_);
         if (first + count > UINT32_MAX) return false;  // ids keep index + 1 in 32 bits
+        if (first >= max_records_) return false;
+        // Past max_records the chunk's tail is allocated but never handed out.
+        const uint64_t usable = std::min<uint64_t>(count, max_records_ - first);
         // Cache-line aligned, so a record whose size divides 64 never
         // straddles two lines.
         void* raw = ::operator new(count * sizeof(Record), std::align_val_t{kChunkAlignment}, std::nothrow);
         if (raw == nullptr) return false;
         Record* chunk = static_cast<Record*>(raw);
         for (uint64_t i = 0; i < count; ++i) new (&chunk[i]) Record;
-        for (uint64_t i = 0; i + 1 < count; ++i)
+        for (uint64_t i = 0; i + 1 < usable; ++i)
             chunk[i].next_free.store(static_cast<uint32_t>(first + i + 2), std::memory_order_relaxed);
         chunks_[k].store(chunk, std::memory_order_release);
         capacity_.store(static_cast<std::size_t>(first + count), std::memory_order_release);
-        push(shard, static_cast<uint32_t>(first), static_cast<uint32_t>(first + count - 1));
+        push(shard, static_cast<uint32_t>(first), static_cast<uint32_t>(first + usable - 1));
         grown_.store(k + 1, std::memory_order_release);
         return true;
     }
@@ -560,7 +722,11 @@ private:
     // it again).
     bool pop(uint32_t shard, uint32_t& index, Record*& popped) noexcept
     {
-        std::atomic<uint64_t>& head = shards_[shard].head;
+        return pop_from(shards_[shard].head, index, popped);
+    }
+
+    bool pop_from(std::atomic<uint64_t>& head, uint32_t& index, Record*& popped) noexcept
+    {
         uint64_t h = head.load(std::memory_order_acquire);
         while (static_cast<uint32_t>(h) != 0) {
             const uint32_t top = static_cast<uint32_t>(h) - 1;
@@ -582,9 +748,10 @@ private:
 
     // Pushes the chain first..last (linked through next_free, last's link
     // set here) onto `shard`.
-    void push(uint32_t shard, uint32_t first, uint32_t last) noexcept
+    void push(uint32_t shard, uint32_t first, uint32_t last) noexcept { push_to(shards_[shard].head, first, last); }
+
+    void push_to(std::atomic<uint64_t>& head, uint32_t first, uint32_t last) noexcept
     {
-        std::atomic<uint64_t>& head = shards_[shard].head;
         Record* tail = record(last);
         uint64_t h = head.load(std::memory_order_relaxed);
         for (;;) {
@@ -596,7 +763,9 @@ private:
 
     const uint32_t shard_count_;
     const uint32_t chunk_shift_;
+    const uint64_t max_records_;
     std::vector<Shard> shards_;
+    Shard parked_;  // records park() left for reclaim_parked()
     std::atomic<Record*> chunks_[max_chunks];
     std::atomic<std::size_t> capacity_{0};
     std::mutex grow_mutex_;

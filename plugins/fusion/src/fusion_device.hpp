@@ -55,6 +55,7 @@
 
 #include <lapse/lapse.h>
 #include <lapse/sdk/host.hpp>
+#include <lapse/sdk/stacked_device.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -73,7 +74,7 @@ public:
     static constexpr uint32_t kMaxStreams = 65536;
 
     static std::unique_ptr<FusionDevice> open(sdk::Host host, sdk::Config config);
-    FusionDevice(sdk::Host host, sdk::Backend inner, uint32_t max_batch);
+    FusionDevice(sdk::Host host, sdk::InnerBackend inner, uint32_t max_batch);
     ~FusionDevice();
 
     void describe(lapse_device_info& info);
@@ -124,16 +125,13 @@ private:
     lapse_status hand_over(Stream& s, lapse_error* error);
     // Cuts the queue and hands it over.
     lapse_status flush(Stream& s, lapse_error* error);
-    lapse_status prefixed(lapse_status status, lapse_error* error) const noexcept;
     // Remembers that a window closed with `ops` still queued on its stream.
     void mark_queued(lapse_token token, uint64_t ops) noexcept;
     // Flags the final durations of marked windows WORK_QUEUED.
     void apply_marks(const lapse_token* tokens, lapse_duration* out, uint32_t count) noexcept;
 
     sdk::Host host_;
-    sdk::Backend inner_;
-    const lapse_plugin* ip_;
-    lapse_device* idev_;
+    sdk::InnerBackend inner_;  // the backend it batches for (lapse/sdk/stacked_device.hpp)
     uint32_t max_batch_;
     uint32_t stream_count_ = 0;
     std::unique_ptr<Stream[]> streams_;

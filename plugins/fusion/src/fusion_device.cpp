@@ -13,28 +13,14 @@ std::unique_ptr<FusionDevice> FusionDevice::open(sdk::Host host, sdk::Config con
 {
     // Read every key first: the host refuses keys a plugin never read.
     auto max_batch = static_cast<uint32_t>(config.integer("max_batch", 64, 1, 65536));
-    sdk::Config inner = config.child("inner");
-    if (!inner) config.reject("inner", "fusion needs the backend it batches for: inner = { plugin = \"...\" }");
-    // The host's message already names every layer on the way down.
-    sdk::Backend backend = host.open_backend(inner.node());
-    return std::make_unique<FusionDevice>(host, std::move(backend), max_batch);
+    sdk::InnerBackend inner = sdk::InnerBackend::open(host, config, "fusion", "batches for");
+    return std::make_unique<FusionDevice>(host, std::move(inner), max_batch);
 }
 
-FusionDevice::FusionDevice(sdk::Host host, sdk::Backend inner, uint32_t max_batch)
-    : host_(host), inner_(std::move(inner)), ip_(&inner_.plugin()), idev_(inner_.device()), max_batch_(max_batch)
+FusionDevice::FusionDevice(sdk::Host host, sdk::InnerBackend inner, uint32_t max_batch)
+    : host_(host), inner_(std::move(inner)), max_batch_(max_batch)
 {
-    lapse_device_info info{};
-    info.struct_size = sizeof info;
-    lapse_error error = sdk::make_error();
-    lapse_status status = ip_->describe(idev_, &info, &error);
-    if (status < 0) throw sdk::Error(status, std::string("fusion: describing the inner backend: ") + error.message);
-    if (info.stream_count > kMaxStreams) {
-        info.name[sizeof info.name - 1] = '\0';
-        throw sdk::Error(LAPSE_ERROR_UNSUPPORTED,
-                         "fusion: the inner backend '" + std::string(ip_->name) + "' (" + info.name + ") claims " +
-                             std::to_string(info.stream_count) + " streams; fusion batches for at most " +
-                             std::to_string(kMaxStreams));
-    }
+    const lapse_device_info info = inner_.describe(kMaxStreams);
     stream_count_ = info.stream_count;
     streams_ = std::make_unique<Stream[]>(stream_count_);
     // A stream's first batch comes with its first submit: a device of many
@@ -75,23 +61,12 @@ FusionDevice::~FusionDevice()
                     " queued op(s); they ran on the closing thread with no native context");
 }
 
-lapse_status FusionDevice::prefixed(lapse_status status, lapse_error* error) const noexcept
-{
-    sdk::prefix_error(error, "fusion");
-    return status;
-}
-
 void FusionDevice::describe(lapse_device_info& info)
 {
-    lapse_device_info in{};
-    in.struct_size = sizeof in;
-    lapse_error error = sdk::make_error();
-    lapse_status status = ip_->describe(idev_, &in, &error);
-    if (status < 0) throw sdk::Error(status, std::string("fusion: ") + error.message);
-    in.name[sizeof in.name - 1] = '\0';
+    const lapse_device_info in = inner_.describe(UINT32_MAX, "describe");
     info.stream_count = in.stream_count;
     info.capabilities = in.capabilities | LAPSE_CAP_BATCHING;
-    std::snprintf(info.name, sizeof info.name, "fusion(%.*s)", static_cast<int>(sizeof info.name) - 9, in.name);
+    inner_.name(info, in);
 }
 
 // ---- the queue -------------------------------------------------------------
@@ -150,7 +125,7 @@ lapse_status FusionDevice::hand_over(Stream& s, lapse_error* error)
         // Read before the submit: an inline inner backend runs (and recycles)
         // the batch inside it.
         const std::size_t ops = b->ops.size();
-        lapse_status status = ip_->submit(idev_, s.index, &run_batch, b, error);
+        lapse_status status = inner_.plugin()->submit(inner_.device(), s.index, &run_batch, b, error);
         if (status >= 0) {
             std::lock_guard<std::mutex> lock(s.queue);
             s.held.store(s.held.load(std::memory_order_relaxed) - ops, std::memory_order_relaxed);
@@ -161,7 +136,7 @@ lapse_status FusionDevice::hand_over(Stream& s, lapse_error* error)
             b->next = s.cut_head;
             s.cut_head = b;
             if (s.cut_tail == nullptr) s.cut_tail = b;
-            return prefixed(status, error);
+            return inner_.prefixed(status, error);
         }
     }
 }
@@ -218,9 +193,9 @@ lapse_status FusionDevice::sync(lapse_stream stream, lapse_error* error)
     }
     // Not under `order`: the inner sync waits for work that may itself
     // submit to this stream.
-    lapse_status status = ip_->sync(idev_, stream, first == LAPSE_OK ? error : nullptr);
+    lapse_status status = inner_.plugin()->sync(inner_.device(), stream, first == LAPSE_OK ? error : nullptr);
     if (first < 0) return first;
-    return status < 0 ? prefixed(status, error) : status;
+    return status < 0 ? inner_.prefixed(status, error) : status;
 }
 
 // ---- windows ---------------------------------------------------------------
@@ -237,8 +212,8 @@ lapse_status FusionDevice::profile_start(lapse_stream stream, lapse_token& token
     std::lock_guard<std::recursive_mutex> order(s.order);
     lapse_status status = flush(s, error);
     if (status < 0) return status;
-    status = ip_->profile_start(idev_, stream, &token, error);
-    return status < 0 ? prefixed(status, error) : status;
+    status = inner_.plugin()->profile_start(inner_.device(), stream, &token, error);
+    return status < 0 ? inner_.prefixed(status, error) : status;
 }
 
 lapse_status FusionDevice::profile_end(lapse_token token, uint32_t flags, lapse_error* error)
@@ -251,16 +226,16 @@ lapse_status FusionDevice::profile_end(lapse_token token, uint32_t flags, lapse_
         std::lock_guard<std::recursive_mutex> order(s.order);
         status = flush(s, error);
         if (status < 0) return status;  // the window stays open: abandon reaches it
-        status = ip_->profile_end(idev_, token, &options, error);
+        status = inner_.plugin()->profile_end(inner_.device(), token, &options, error);
     } else {
         // Later work stays out: the queue is left alone. (A token naming a
         // stream that does not exist is the inner backend's to refuse.)
         const uint64_t left =
             token.opened_on < stream_count_ ? streams_[token.opened_on].held.load(std::memory_order_relaxed) : 0;
-        status = ip_->profile_end(idev_, token, &options, error);
+        status = inner_.plugin()->profile_end(inner_.device(), token, &options, error);
         if (status >= 0 && left > 0) mark_queued(token, left);
     }
-    return status < 0 ? prefixed(status, error) : status;
+    return status < 0 ? inner_.prefixed(status, error) : status;
 }
 
 void FusionDevice::mark_queued(lapse_token token, uint64_t ops) noexcept
@@ -281,12 +256,7 @@ void FusionDevice::mark_queued(lapse_token token, uint64_t ops) noexcept
 
 void FusionDevice::profile_abandon(lapse_token token) noexcept
 {
-    try {
-        ip_->profile_abandon(idev_, token);
-    } catch (...) {
-        // Abandon cannot fail; an inner plugin built without the SDK may
-        // throw from it anyway, and a throw out of here terminates.
-    }
+    inner_.abandon(token);
     uint32_t ignored = 0;
     if (!marks_.empty()) marks_.take(token.id, ignored);
 }
@@ -294,9 +264,9 @@ void FusionDevice::profile_abandon(lapse_token token) noexcept
 lapse_status FusionDevice::resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count,
                                    uint64_t timeout_ns, lapse_error* error)
 {
-    lapse_status status = ip_->resolve(idev_, tokens, out, count, timeout_ns, error);
+    lapse_status status = inner_.plugin()->resolve(inner_.device(), tokens, out, count, timeout_ns, error);
     if (!marks_.empty()) apply_marks(tokens, out, count);
-    return status < 0 ? prefixed(status, error) : status;
+    return status < 0 ? inner_.prefixed(status, error) : status;
 }
 
 void FusionDevice::apply_marks(const lapse_token* tokens, lapse_duration* out, uint32_t count) noexcept

@@ -3,7 +3,9 @@
 // Every call goes to the inner backend (opened from the `inner` config node
 // through the host's open_backend service). On top of it forward adds:
 //
-// - its own tokens, each mapping to what measures the window (SlotTable), so
+// - its own tokens, each mapping to what measures the window (the SDK's
+//   WindowTable, used with claims: an end or resolve claims the record,
+//   calls the inner backend, and publishes or frees it by the answer), so
 //   windows nest, overlap and split across threads whatever the inner
 //   backend allows. opened_on is preserved: forward stream i is inner
 //   stream i. Where the inner backend is whole already (a device clock on
@@ -58,10 +60,12 @@
 #pragma once
 
 #include "segment_log.hpp"
-#include "slot_table.hpp"
 
 #include <lapse/lapse.h>
+#include <lapse/sdk/deadline.hpp>
 #include <lapse/sdk/host.hpp>
+#include <lapse/sdk/stacked_device.hpp>
+#include <lapse/sdk/window_table.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -78,7 +82,7 @@ public:
     static constexpr uint32_t kMaxStreams = 65536;
 
     static std::unique_ptr<ForwardDevice> open(sdk::Host host, sdk::Config config);
-    ForwardDevice(sdk::Host host, sdk::Backend inner, bool own_tokens);
+    ForwardDevice(sdk::Host host, sdk::InnerBackend inner, bool own_tokens);
     ~ForwardDevice();
 
     void describe(lapse_device_info& info);
@@ -112,16 +116,18 @@ public:
 private:
     enum class Kind : uint8_t { kNone, kInner, kSystem, kSegmented };
 
-    // What a forward token maps to.
+    // What a forward token maps to (its stream is the record's tag).
     struct Window {
         Kind kind = Kind::kNone;
-        lapse_stream stream = 0;
         lapse_status failure = LAPSE_OK;  // kSystem: a sync that failed poisons the window
         lapse_token inner{};              // kInner
-        uint64_t a = 0;                   // kSystem: start ns; kSegmented: first segment
-        uint64_t b = 0;                   // kSystem: end ns; kSegmented: last segment
+        uint64_t start_ns = 0;            // kSystem
+        uint64_t end_ns = 0;              // kSystem
+        uint64_t first_segment = 0;       // kSegmented
+        uint64_t last_segment = 0;        // kSegmented
     };
-    using Table = SlotTable<Window>;
+    using Table = sdk::WindowTable<Window>;
+    using Live = Table::Live;
 
     // One stream of a single-window inner backend.
     struct SegmentedStream {
@@ -137,20 +143,24 @@ private:
     lapse_status start_segmented(lapse_stream stream, lapse_token& token, lapse_error* error);
     // Takes a window's end boundary on its segmented stream and records its
     // last segment. LAPSE_ERROR_OUT_OF_MEMORY: no boundary was taken.
-    lapse_status end_boundary(Window& w, uint32_t flags, lapse_error* error);
+    lapse_status end_boundary(lapse_stream stream, Window& w, uint32_t flags, lapse_error* error);
     // Closes the newest segment's inner window. Caller holds s.lock.
     lapse_status close_segment(SegmentedStream& s, uint32_t flags, lapse_error* error) noexcept;
     // Opens the next segment covered by `refs` windows, or records a hole
     // that poisons them. Caller holds s.lock.
     lapse_status open_segment(SegmentedStream& s, lapse_stream stream, uint32_t refs, lapse_error* error);
     void release_segments(SegmentedStream& s, uint64_t first, uint64_t last) noexcept;
-    // The inner backend's abandon, which must not throw out of here.
-    void abandon_inner(lapse_token inner) noexcept;
     // Resolves one segmented window into `out`; false while it is pending.
-    bool resolve_segmented(const Window& w, lapse_duration& out, uint64_t deadline_ns, lapse_status& status,
-                           lapse_error* error);
+    bool resolve_segmented(lapse_stream stream, const Window& w, lapse_duration& out, const sdk::Deadline& deadline,
+                           lapse_status& status, lapse_error* error);
+    // Claims the record of `token` in one of `states`, waiting out another
+    // call's claim (never held across user code); says why not otherwise.
+    sdk::WindowCheck claim(const lapse_token& token, unsigned states, Live& was) noexcept;
+    // The INVALID_TOKEN or WRONG_STREAM error for a claim that failed.
+    lapse_status refuse(const lapse_token& token, sdk::WindowCheck check, const char* call, lapse_error* error) const noexcept;
+    lapse_status table_full(lapse_error* error) const noexcept;
     lapse_status resolve_inner_batch(const lapse_token* inner, lapse_duration* scratch, uint32_t n,
-                                     uint64_t deadline_ns, lapse_error* error);
+                                     const sdk::Deadline& deadline, lapse_error* error);
     lapse_status prefixed(lapse_status status, lapse_error* error) const noexcept;
     lapse_status passthrough_start_refused(lapse_stream stream, lapse_status status, lapse_error* error);
     lapse_status start_mapped(lapse_stream stream, lapse_token& token, lapse_error* error);
@@ -158,9 +168,7 @@ private:
     bool every_stream_opens_windows() noexcept;
 
     sdk::Host host_;
-    sdk::Backend inner_;
-    const lapse_plugin* ip_;  // inner plugin, cached for the hot path
-    lapse_device* idev_;      // inner device
+    sdk::InnerBackend inner_;  // the backend it stacks on (lapse/sdk/stacked_device.hpp)
     uint32_t stream_count_ = 0;
     uint64_t inner_caps_ = 0;
     bool inner_clock_ = false;
@@ -171,7 +179,7 @@ private:
     lapse_window_dispatch window_{};
     bool passthrough() const noexcept { return window_.plugin != nullptr; }
     std::unique_ptr<SegmentedStream[]> streams_;  // when segmented_
-    Table table_;
+    std::unique_ptr<Table> table_;                // sized by the stream count
 };
 
 }  // namespace lapse::forward

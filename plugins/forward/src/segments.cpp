@@ -16,21 +16,19 @@ using namespace device_support;
 lapse_status ForwardDevice::start_segmented(lapse_stream stream, lapse_token& token, lapse_error* error)
 {
     SegmentedStream& s = streams_[stream];
-    uint64_t id = 0;
-    Table::Slot* slot = table_.acquire(id);
-    if (slot == nullptr)
-        return table_full(error);
+    const Table::Id id = table_->open(stream, 0);
+    if (id == 0) return table_full(error);
     std::unique_lock<std::mutex> lock(s.lock);
     if (s.no_clock) {
         lock.unlock();
-        table_.release(slot, id);
+        table_->abandon(id, stream);
         return start_system(stream, token, error);
     }
     try {
         s.log.make_room(2);
     } catch (...) {
         lock.unlock();
-        table_.release(slot, id);
+        table_->abandon(id, stream);
         return sdk::fail(error, LAPSE_ERROR_OUT_OF_MEMORY, "forward: profile_start: out of memory");
     }
     if (s.inner_open) {
@@ -41,7 +39,7 @@ lapse_status ForwardDevice::start_segmented(lapse_stream stream, lapse_token& to
     }
     const uint64_t first = s.log.next_seq();
     lapse_token inner{};
-    lapse_status status = ip_->profile_start(idev_, stream, &inner, error);
+    lapse_status status = inner_.plugin()->profile_start(inner_.device(), stream, &inner, error);
     if (status == LAPSE_OK) {
         Segment g;
         g.inner = inner;
@@ -49,11 +47,10 @@ lapse_status ForwardDevice::start_segmented(lapse_stream stream, lapse_token& to
         g.state = Segment::kOpen;
         s.log.push(g);
         s.inner_open = true;
-        Window& w = slot->record;
+        Window& w = table_->payload(id);  // nobody has the id yet
+        w = Window{};
         w.kind = Kind::kSegmented;
-        w.stream = stream;
-        w.a = first;
-        Table::publish(slot, Table::kOpen);
+        w.first_segment = first;
         token = lapse_token{id, stream, 0};
         return LAPSE_OK;
     }
@@ -62,11 +59,11 @@ lapse_status ForwardDevice::start_segmented(lapse_stream stream, lapse_token& to
     if (status == LAPSE_NO_WINDOW && s.open_windows == 0) {
         s.no_clock = true;  // this stream has no clock: system time from now on
         lock.unlock();
-        table_.release(slot, id);
+        table_->abandon(id, stream);
         return start_system(stream, token, error);
     }
     lock.unlock();
-    table_.release(slot, id);
+    table_->abandon(id, stream);
     if (status < 0) return prefixed(status, error);
     return sdk::failf(error, LAPSE_ERROR_DEVICE,
                       "forward: profile_start: the inner backend stopped opening windows on stream %u while "
@@ -74,9 +71,9 @@ lapse_status ForwardDevice::start_segmented(lapse_stream stream, lapse_token& to
                       stream);
 }
 
-lapse_status ForwardDevice::end_boundary(Window& w, uint32_t flags, lapse_error* error)
+lapse_status ForwardDevice::end_boundary(lapse_stream stream, Window& w, uint32_t flags, lapse_error* error)
 {
-    SegmentedStream& s = streams_[w.stream];
+    SegmentedStream& s = streams_[stream];
     std::lock_guard<std::mutex> lock(s.lock);
     try {
         s.log.make_room(1);
@@ -91,11 +88,11 @@ lapse_status ForwardDevice::end_boundary(Window& w, uint32_t flags, lapse_error*
     // gap their span covers (resolve_segmented).
     const bool continuing = s.open_windows > 1;
     lapse_status status = close_segment(s, flags, error);
-    w.b = s.log.next_seq() - 1;
+    w.last_segment = s.log.next_seq() - 1;
     --s.open_windows;
     if (continuing) {
         lapse_error ignored = sdk::make_error();
-        open_segment(s, w.stream, s.open_windows, &ignored);  // a failure is a hole that poisons them
+        open_segment(s, stream, s.open_windows, &ignored);  // a failure is a hole that poisons them
     }
     if (status < 0) return status;
     return LAPSE_OK;
@@ -109,7 +106,7 @@ lapse_status ForwardDevice::close_segment(SegmentedStream& s, uint32_t flags, la
     lapse_end_options options{sizeof(lapse_end_options), flags};
     lapse_status status;
     try {
-        status = ip_->profile_end(idev_, g.inner, &options, error);
+        status = inner_.plugin()->profile_end(inner_.device(), g.inner, &options, error);
     } catch (...) {
         // An inner plugin built without the SDK may throw; this is noexcept.
         status = sdk::fail(error, LAPSE_ERROR_INTERNAL, "forward: the inner backend's profile_end threw");
@@ -119,7 +116,7 @@ lapse_status ForwardDevice::close_segment(SegmentedStream& s, uint32_t flags, la
         return LAPSE_OK;
     }
     // Free the inner stream's one window so the next segment can open.
-    abandon_inner(g.inner);
+    inner_.abandon(g.inner);
     g = SegmentLog::lost(g.refs, status);
     return status;
 }
@@ -127,7 +124,7 @@ lapse_status ForwardDevice::close_segment(SegmentedStream& s, uint32_t flags, la
 lapse_status ForwardDevice::open_segment(SegmentedStream& s, lapse_stream stream, uint32_t refs, lapse_error* error)
 {
     lapse_token inner{};
-    lapse_status status = ip_->profile_start(idev_, stream, &inner, error);
+    lapse_status status = inner_.plugin()->profile_start(inner_.device(), stream, &inner, error);
     if (status == LAPSE_OK) {
         Segment g;
         g.inner = inner;
@@ -146,16 +143,16 @@ void ForwardDevice::release_segments(SegmentedStream& s, uint64_t first, uint64_
     for (uint64_t seq = first; seq <= last; ++seq) {
         Segment& g = s.log.at(seq);
         if (--g.refs > 0) continue;
-        if (g.state == Segment::kClosed) abandon_inner(g.inner);
+        if (g.state == Segment::kClosed) inner_.abandon(g.inner);
         g.state = Segment::kReleased;
     }
     s.log.trim();
 }
 
-bool ForwardDevice::resolve_segmented(const Window& w, lapse_duration& out, uint64_t deadline_ns,
-                                      lapse_status& status, lapse_error* error)
+bool ForwardDevice::resolve_segmented(lapse_stream stream, const Window& w, lapse_duration& out,
+                                      const Deadline& deadline, lapse_status& status, lapse_error* error)
 {
-    SegmentedStream& s = streams_[w.stream];
+    SegmentedStream& s = streams_[stream];
     std::lock_guard<std::mutex> resolving(s.resolving);
 
     // Resolve the segments nobody has resolved yet, a batch at a time, with
@@ -163,12 +160,12 @@ bool ForwardDevice::resolve_segmented(const Window& w, lapse_duration& out, uint
     lapse_token batch[kBatch];
     lapse_duration scratch[kBatch];
     uint64_t seqs[kBatch];
-    uint64_t seq = w.a;
-    while (seq <= w.b) {
+    uint64_t seq = w.first_segment;
+    while (seq <= w.last_segment) {
         uint32_t n = 0;
         {
             std::lock_guard<std::mutex> lock(s.lock);
-            for (; seq <= w.b && n < kBatch; ++seq) {
+            for (; seq <= w.last_segment && n < kBatch; ++seq) {
                 Segment& g = s.log.at(seq);
                 if (g.state != Segment::kClosed) continue;
                 batch[n] = g.inner;
@@ -176,7 +173,7 @@ bool ForwardDevice::resolve_segmented(const Window& w, lapse_duration& out, uint
             }
         }
         if (n == 0) continue;
-        lapse_status st = resolve_inner_batch(batch, scratch, n, deadline_ns, status == LAPSE_OK ? error : nullptr);
+        lapse_status st = resolve_inner_batch(batch, scratch, n, deadline, status == LAPSE_OK ? error : nullptr);
         if (st < 0 && status == LAPSE_OK) status = st;
         std::lock_guard<std::mutex> lock(s.lock);
         for (uint32_t k = 0; k < n; ++k) {
@@ -201,7 +198,7 @@ bool ForwardDevice::resolve_segmented(const Window& w, lapse_duration& out, uint
     int64_t total = 0;
     uint32_t flags = 0;
     uint32_t queued_ops = 0;
-    for (uint64_t q = w.a; q <= w.b; ++q) {
+    for (uint64_t q = w.first_segment; q <= w.last_segment; ++q) {
         const Segment& g = s.log.at(q);
         if (g.state != Segment::kFinal) {
             sdk::set_duration(out, LAPSE_DURATION_PENDING);
@@ -231,7 +228,7 @@ bool ForwardDevice::resolve_segmented(const Window& w, lapse_duration& out, uint
             break;
         }
     }
-    release_segments(s, w.a, w.b);
+    release_segments(s, w.first_segment, w.last_segment);
     if (failure != LAPSE_OK)
         set_failed(out, failure);
     else if (not_measured || !have_time)
