@@ -261,6 +261,7 @@ void CaptureCore::refresh_channels() noexcept
 
 bool CaptureCore::pull() noexcept
 {
+    round_ns_ = monotonic_now_ns();
     refresh_channels();
     bool any = false;
     try {
@@ -288,7 +289,7 @@ void CaptureCore::encode(WindowNote* note) noexcept
     bool written = false;
     if (!broken_.load(std::memory_order_relaxed)) {
         try {
-            writer_.add(window_of(*note), monotonic_now_ns());
+            writer_.add(window_of(*note), round_ns_);
             recorded_.fetch_add(1, std::memory_order_relaxed);
             written = true;
         } catch (...) {
