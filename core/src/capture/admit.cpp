@@ -10,12 +10,6 @@
 
 namespace lapse::detail {
 
-namespace {
-
-constexpr std::size_t returns_capacity = 8192;
-
-}  // namespace
-
 NoteChannel::~NoteChannel()
 {
     while (WindowNote* n = returns.pop()) delete n;
@@ -36,7 +30,10 @@ NoteChannel* CaptureCore::channel_for_this_thread(ThreadRecording& t) noexcept
             return t.channels[i].channel.get();
         }
     try {
-        auto ch = std::make_shared<NoteChannel>(ring_size_, returns_capacity);
+        // The return ring holds as many notes as the window ring: when the
+        // thread's spares are full, notes wait there rather than going
+        // back to the heap and coming again from it.
+        auto ch = std::make_shared<NoteChannel>(ring_size_, ring_size_);
         {
             std::lock_guard lock(channels_mutex_);
             channels_.push_back(ch);

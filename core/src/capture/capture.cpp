@@ -289,6 +289,7 @@ void CaptureCore::refresh_channels() noexcept
 
 bool CaptureCore::pull() noexcept
 {
+    round_ns_ = monotonic_now_ns();
     refresh_channels();
     bool any = false;
     try {
@@ -317,7 +318,7 @@ void CaptureCore::encode(WindowNote* note) noexcept
     if (!broken_.load(std::memory_order_relaxed)) {
         try {
             const CapturedWindow window = window_of(*note);
-            writer_.add(window, monotonic_now_ns());
+            writer_.add(window, round_ns_);
             recorded_.fetch_add(1, std::memory_order_relaxed);
             written = true;
             for (const auto& observer : observers_) observer->window(window);

@@ -126,6 +126,7 @@ private:
     std::vector<std::shared_ptr<NoteChannel>> active_;
     uint64_t active_version_ = 0;
     std::vector<WindowNote*> pending_;
+    int64_t round_ns_ = 0;  // read once per round (pull): the time a chunk that fills is stamped with
     int64_t last_write_ns_ = 0;
     std::thread collector_;
 };
