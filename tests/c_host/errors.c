@@ -193,6 +193,24 @@ static void bad_configs(lapse_host_runtime* rt)
     unsetenv("LAPSE_CONFIG");
     CHECK_STATUS(lapse_host_config_default(&cfg, &err), LAPSE_OK, err);
     lapse_host_config_destroy(cfg);
+    /* open_default: LAPSE_CONFIG as it stood when the runtime was created. */
+    {
+        lapse_host_runtime* env_rt = NULL;
+        lapse_host_device* env_dev = NULL;
+        setenv("LAPSE_CONFIG", "/nonexistent/open.toml", 1);
+        CHECK_STATUS(lapse_host_runtime_create(NULL, &env_rt, &err), LAPSE_OK, err);
+        unsetenv("LAPSE_CONFIG");
+        REQUIRE(env_rt != NULL);
+        err = c_host_error();
+        CHECK(lapse_host_open_default(env_rt, &env_dev, &err) < 0);
+        CHECK(env_dev == NULL);
+        CHECK_MESSAGE(err, "LAPSE_CONFIG=/nonexistent/open.toml");
+        lapse_host_runtime_destroy(env_rt);
+        CHECK_STATUS(lapse_host_open_default(NULL, &env_dev, &err), LAPSE_ERROR_INVALID_ARGUMENT, err);
+        CHECK_STATUS(lapse_host_open_default(rt, &env_dev, &err), LAPSE_OK, err); /* unset: the builtin */
+        CHECK(env_dev != NULL);
+        lapse_host_device_destroy(env_dev);
+    }
 }
 
 typedef struct log_lines {
