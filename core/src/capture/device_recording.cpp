@@ -56,7 +56,7 @@ void DeviceCore::capture_window(Duration& d) noexcept
         n->claim.store(note_final, std::memory_order_relaxed);
     }
     n->refs.store(2, std::memory_order_relaxed);
-    if (!c->admit(n)) {  // sets close_thread  // dropped (counted): nobody else has seen the note
+    if (!c->admit(n)) {  // dropped (counted): nobody else has seen the note; admit sets close_thread
         n->refs.store(1, std::memory_order_relaxed);
         n->claim.store(note_unshared, std::memory_order_relaxed);
     }
@@ -67,6 +67,9 @@ void DeviceCore::attach_capture(std::shared_ptr<Capture> next)
     std::lock_guard lock(capture_mutex);
     if (CaptureCore* old = capture.exchange(nullptr, std::memory_order_acq_rel)) old->drain_device(this);
     if (!next) return;
+    // The device as it is now: an attach-mode backend has the streams the
+    // host attached since open, not the none it opened with.
+    const DeviceInfo& info = current_info();
     CaptureSource s;
     s.plugin = info.plugin;
     s.plugin_version = info.plugin_version;
