@@ -207,3 +207,42 @@ TEST_CASE("tools: lapse run --capture FILE -- PROGRAM records a host program wit
     const Run report = run("report " + q(file), dir.path);
     CHECK_THAT(report.out, Catch::Contains("matmul 96x96"));
 }
+
+TEST_CASE("tools: report counts windows a plugin marked as holding earlier work, in every output form",
+          "[capture][tools][flags]")
+{
+    // The misbehaving test double answers every window READY with
+    // WORK_QUEUED (7 ops) and HOLDS_EARLIER_WORK set: both must reach the
+    // report, counted apart, never folded into the plain numbers.
+    TempDir dir;
+    const auto file = dir.path / "flags.lapse-capture";
+    {
+        lapse::Runtime runtime;
+        lapse::Device device = runtime.open(
+            lapse::Config::from_string("[lapse]\nsearch_paths = [\"" LAPSE_TEST_FIXTURE_DIR "\"]\n"
+                                       "[backend]\nplugin = \"misbehaving\"\nanswer = \"flags\"\n",
+                                       "<flags test>", {}));
+        lapse::CaptureOptions o;
+        o.path = file;
+        device.record_into(lapse::Capture::open(std::move(o)));
+        for (int i = 0; i < 5; ++i) device.profile(0, [] {}, {.name = "flagged"});
+    }
+    const Run json = run("report " + q(file) + " --json", dir.path);
+    INFO(json.err);
+    REQUIRE(json.status == 0);
+    const auto rows = nlohmann::json::parse(json.out)["windows"];
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0]["count"] == 5);
+    CHECK(rows[0]["unflushed"] == 5);
+    CHECK(rows[0]["held_earlier"] == 5);
+
+    const Run text = run("report " + q(file), dir.path);
+    REQUIRE(text.status == 0);
+    CHECK(text.out.find("held earlier+") != std::string::npos);
+    CHECK(text.out.find("their numbers may hold some of that work") != std::string::npos);
+
+    const Run csv = run("report " + q(file) + " --csv", dir.path);
+    REQUIRE(csv.status == 0);
+    CHECK(csv.out.find(",unflushed,held_earlier\n") != std::string::npos);
+    CHECK(csv.out.find(",5,5\n") != std::string::npos);
+}

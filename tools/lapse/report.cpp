@@ -39,6 +39,9 @@ struct Row {
     // Measured windows that closed with work still queued (no flush over a
     // batching backend): their numbers cover only what ran.
     uint64_t unflushed = 0;
+    // Measured windows whose start may have been stamped while work from
+    // before them still ran (the duration holds some of it).
+    uint64_t held_earlier = 0;
     std::optional<Summary> summary;
 
     // "device", "system", or "mixed (device 3, system 2)": a name timed two
@@ -56,6 +59,7 @@ struct Report {
     std::vector<Row> rows;
     uint64_t dropped_total = 0;
     uint64_t unflushed_total = 0;
+    uint64_t held_earlier_total = 0;
 };
 
 Report build_report(WindowInputs& inputs)
@@ -77,6 +81,7 @@ Report build_report(WindowInputs& inputs)
             row.durations.add(w.ns());
             (w.method == TimingMethod::system ? row.system : row.device) += 1;
             if ((w.flags & LAPSE_DURATION_WORK_QUEUED) != 0) ++row.unflushed;
+            if ((w.flags & LAPSE_DURATION_HOLDS_EARLIER_WORK) != 0) ++row.held_earlier;
             break;
         case DurationState::failed: ++row.failed; break;
         default: ++row.not_measured; break;  // not measured (nothing recorded is pending)
@@ -98,6 +103,7 @@ Report build_report(WindowInputs& inputs)
     for (auto& [name, row] : by_name) {
         row.summary = row.durations.summary();
         report.unflushed_total += row.unflushed;
+        report.held_earlier_total += row.held_earlier;
         report.rows.push_back(std::move(row));
     }
     // By total, largest first; names without a measurement last; ties by name.
@@ -123,7 +129,7 @@ std::string csv_field(const std::string& s)
 void print_csv(const Report& report)
 {
     std::cout << "name,count,total_ns,min_ns,median_ns,p99_ns,max_ns,stddev_ns,method,not_measured,failed,dropped,"
-                 "unflushed\n";
+                 "unflushed,held_earlier\n";
     for (const Row& r : report.rows) {
         std::cout << csv_field(printable(r.name)) << ',';
         if (r.summary) {
@@ -138,7 +144,7 @@ void print_csv(const Report& report)
             std::cout << "0,,,,,,,";  // empty cells: no measurement, not zero
         }
         std::cout << csv_field(r.method()) << ',' << r.not_measured << ',' << r.failed << ',' << r.dropped << ','
-                  << r.unflushed << '\n';
+                  << r.unflushed << ',' << r.held_earlier << '\n';
     }
 }
 
@@ -206,6 +212,7 @@ void print_json(const Report& report, const WindowInputs& inputs)
         j["failed"] = r.failed;
         j["dropped"] = r.dropped;
         j["unflushed"] = r.unflushed;
+        j["held_earlier"] = r.held_earlier;
         rows.push_back(std::move(j));
     }
     // Names are bytes from the recorded program: invalid UTF-8 is replaced, never fatal.
@@ -274,6 +281,8 @@ void print_table(const Report& report, const WindowInputs& inputs)
     if (any_dropped) cells[0].push_back("dropped");
     const bool any_unflushed = report.unflushed_total > 0;
     if (any_unflushed) cells[0].push_back("unflushed*");
+    const bool any_held_earlier = report.held_earlier_total > 0;
+    if (any_held_earlier) cells[0].push_back("held earlier+");
     for (const Row& r : report.rows) {
         std::vector<std::string> c{printable(r.name)};
         if (r.summary) {
@@ -290,6 +299,7 @@ void print_table(const Report& report, const WindowInputs& inputs)
         c.insert(c.end(), {r.method(), std::to_string(r.not_measured), std::to_string(r.failed)});
         if (any_dropped) c.push_back(std::to_string(r.dropped));
         if (any_unflushed) c.push_back(std::to_string(r.unflushed));
+        if (any_held_earlier) c.push_back(std::to_string(r.held_earlier));
         cells.push_back(std::move(c));
     }
     std::vector<std::size_t> width(cells[0].size(), 0);
@@ -309,6 +319,9 @@ void print_table(const Report& report, const WindowInputs& inputs)
     if (any_unflushed)
         std::cout << "(*: windows closed without flush over a batching backend while their work was still\n"
                      "    queued: their numbers cover only the work that ran before they closed)\n";
+    if (any_held_earlier)
+        std::cout << "(+: windows opened while work submitted before them was still running on the device:\n"
+                     "    their numbers may hold some of that work)\n";
     if (any_approximate)
         std::cout << "(~: median and p99 of names with more than " << SummaryBuilder::exact_limit
                   << " windows come from a histogram, within 0.8 %)\n";
