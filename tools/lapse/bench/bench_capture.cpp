@@ -240,16 +240,14 @@ void add_capture(Context& ctx, std::vector<FigureSpec>& figures)
     add("capture.report", [&ctx](benchmark::State& st) { report_read(st, ctx); })->UseManualTime()->Iterations(1);
     add("capture.disabled", [&ctx](benchmark::State& st) { disabled_windows(st, ctx); })->UseManualTime()->MinTime(mt);
 
-    FigureSpec f;
-    f.figure.key = "capture_named_vs_unnamed";
-    f.figure.title = "named window recorded into a capture, C++ API, caller's cost";
-    f.figure.baseline = "the same window unnamed, unrecorded";
-    f.figure.unit = "x";
-    f.figure.target = Target::at_most;
-    f.figure.limit = 1.3;
-    f.subject = "capture.named";
-    f.baseline = "capture.unnamed|capture.unnamed_b";
-    f.ops_per_iteration = ctx.batch;
+    FigureSpec f = time_ratio_at_most(
+        "capture_named_vs_unnamed",
+        "named window recorded into a capture, C++ API, caller's cost",
+        "the same window unnamed, unrecorded",
+        1.3,
+        "capture.named",
+        "capture.unnamed|capture.unnamed_b",
+        ctx.batch);
     figures.push_back(f);
 
     FigureSpec r;

@@ -70,16 +70,14 @@ void add_metrics(Context& ctx, std::vector<FigureSpec>& figures)
     add("metrics.served", [&ctx](benchmark::State& st) { recorded_windows(st, ctx, true); })->UseManualTime()->MinTime(mt);
     add("metrics.capture_only_b", [&ctx](benchmark::State& st) { recorded_windows(st, ctx, false); })->UseManualTime()->MinTime(mt);
 
-    FigureSpec f;
-    f.figure.key = "capture_metrics_vs_capture";
-    f.figure.title = "named recorded window with the metrics sink on, C++ API, caller's cost";
-    f.figure.baseline = "the same window into a capture without metrics";
-    f.figure.unit = "x";
-    f.figure.target = Target::at_most;
-    f.figure.limit = 1.10;
-    f.subject = "metrics.served";
-    f.baseline = "metrics.capture_only|metrics.capture_only_b";
-    f.ops_per_iteration = ctx.batch;
+    FigureSpec f = time_ratio_at_most(
+        "capture_metrics_vs_capture",
+        "named recorded window with the metrics sink on, C++ API, caller's cost",
+        "the same window into a capture without metrics",
+        1.10,
+        "metrics.served",
+        "metrics.capture_only|metrics.capture_only_b",
+        ctx.batch);
     figures.push_back(f);
 }
 

@@ -104,29 +104,25 @@ void add_resolve(Context& ctx, std::vector<FigureSpec>& figures)
         ->UseManualTime()
         ->MinTime(ctx.min_time);
     {
-        FigureSpec f;
-        f.figure.key = "resolve_after_close_vs_sync_then_resolve";
-        f.figure.title = "resolve " + std::to_string(ctx.batch) + " windows straight after closing them";
-        f.figure.baseline = "sync, then resolve";
-        f.figure.unit = "x";
-        f.figure.target = Target::at_most;
-        f.figure.limit = 1.3;
-        f.subject = "resolve.after_close";
-        f.baseline = "resolve.sync_then_resolve";
-        f.ops_per_iteration = ctx.batch;
+        FigureSpec f = time_ratio_at_most(
+            "resolve_after_close_vs_sync_then_resolve",
+            "resolve " + std::to_string(ctx.batch) + " windows straight after closing them",
+            "sync, then resolve",
+            1.3,
+            "resolve.after_close",
+            "resolve.sync_then_resolve",
+            ctx.batch);
         figures.push_back(f);
     }
 
-    FigureSpec f;
-    f.figure.key = "resolve_vs_read_stamps";
-    f.figure.title = "resolve " + std::to_string(ctx.big) + " closed windows (one call)";
-    f.figure.baseline = "a loop reading their stamps";
-    f.figure.unit = "x";
-    f.figure.target = Target::at_most;
-    f.figure.limit = 3.0;
-    f.subject = "resolve.resolve_all";
-    f.baseline = "resolve.read_stamps";
-    f.ops_per_iteration = static_cast<double>(ctx.big);
+    FigureSpec f = time_ratio_at_most(
+        "resolve_vs_read_stamps",
+        "resolve " + std::to_string(ctx.big) + " closed windows (one call)",
+        "a loop reading their stamps",
+        3.0,
+        "resolve.resolve_all",
+        "resolve.read_stamps",
+        static_cast<double>(ctx.big));
     if (!ctx.big_error.empty()) f.unavailable = ctx.big_error;
     figures.push_back(f);
 }

@@ -312,29 +312,25 @@ void add_vulkan(Context& ctx, std::vector<FigureSpec>& figures)
     }
 
     {
-        FigureSpec f;
-        f.figure.key = "vulkan_window_vs_two_bare_stamps";
-        f.figure.title = "vulkan window start+end, C ABI, no resolve";
-        f.figure.baseline = "two vkCmdWriteTimestamp into an open command buffer";
-        f.figure.unit = "x";
-        f.figure.target = Target::at_most;
-        f.figure.limit = 1.5;
-        f.subject = "vulkan.plugin_windows";
-        f.baseline = "vulkan.bare_stamps";
-        f.ops_per_iteration = ctx.batch;
+        FigureSpec f = time_ratio_at_most(
+            "vulkan_window_vs_two_bare_stamps",
+            "vulkan window start+end, C ABI, no resolve",
+            "two vkCmdWriteTimestamp into an open command buffer",
+            1.5,
+            "vulkan.plugin_windows",
+            "vulkan.bare_stamps",
+            ctx.batch);
         f.unavailable = unavailable;
         figures.push_back(f);
     }
-    FigureSpec f;
-    f.figure.key = "vulkan_readback_vs_one_query_call";
-    f.figure.title = "vulkan resolve of " + std::to_string(ctx.batch) + " closed, synced windows";
-    f.figure.baseline = "one vkGetQueryPoolResults of as many timestamp pairs";
-    f.figure.unit = "x";
-    f.figure.target = Target::at_most;
-    f.figure.limit = 1.2;
-    f.subject = "vulkan.plugin_readback";
-    f.baseline = "vulkan.bare_readback";
-    f.ops_per_iteration = ctx.batch;
+    FigureSpec f = time_ratio_at_most(
+        "vulkan_readback_vs_one_query_call",
+        "vulkan resolve of " + std::to_string(ctx.batch) + " closed, synced windows",
+        "one vkGetQueryPoolResults of as many timestamp pairs",
+        1.2,
+        "vulkan.plugin_readback",
+        "vulkan.bare_readback",
+        ctx.batch);
     f.unavailable = unavailable;
     figures.push_back(f);
 }

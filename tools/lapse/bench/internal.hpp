@@ -49,6 +49,25 @@ struct FigureSpec {
     std::string unavailable;  // set when the figure cannot be measured here (and why)
 };
 
+// The usual figure: the subject benchmark's time over the baseline's (each
+// per iteration; `ops_per_iteration` only scales the ns shown beside it),
+// held to at most `limit`.
+inline FigureSpec time_ratio_at_most(std::string key, std::string title, std::string baseline_text, double limit,
+                                     std::string subject, std::string baseline, double ops_per_iteration = 1)
+{
+    FigureSpec f;
+    f.figure.key = std::move(key);
+    f.figure.title = std::move(title);
+    f.figure.baseline = std::move(baseline_text);
+    f.figure.unit = "x";
+    f.figure.target = Target::at_most;
+    f.figure.limit = limit;
+    f.subject = std::move(subject);
+    f.baseline = std::move(baseline);
+    f.ops_per_iteration = ops_per_iteration;
+    return f;
+}
+
 // The devices and buffers every benchmark of a run shares. Opened once,
 // before the first round, warmed, and closed after the last.
 struct Context {
