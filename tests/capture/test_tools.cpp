@@ -208,7 +208,7 @@ TEST_CASE("tools: lapse run --capture FILE -- PROGRAM records a host program wit
     CHECK_THAT(report.out, Catch::Contains("matmul 96x96"));
 }
 
-TEST_CASE("tools: report counts windows a plugin marked as holding earlier work, in every output form",
+TEST_CASE("tools: report and export show windows a plugin marked as holding earlier work or left with work queued",
           "[capture][tools][flags]")
 {
     // The misbehaving test double answers every window READY with
@@ -245,4 +245,16 @@ TEST_CASE("tools: report counts windows a plugin marked as holding earlier work,
     REQUIRE(csv.status == 0);
     CHECK(csv.out.find(",unflushed,held_earlier\n") != std::string::npos);
     CHECK(csv.out.find(",5,5\n") != std::string::npos);
+
+    const Run trace = run("export " + q(file) + " -o -", dir.path);
+    REQUIRE(trace.status == 0);
+    const auto events = nlohmann::json::parse(trace.out);
+    std::size_t slices = 0;
+    for (const auto& e : events["traceEvents"]) {
+        if (e["ph"] != "X" || e["cat"] != "window") continue;
+        ++slices;
+        CHECK(e["args"]["work_left_queued"] == true);
+        CHECK(e["args"]["holds_earlier_work"] == true);
+    }
+    CHECK(slices == 5);
 }

@@ -56,6 +56,7 @@ struct Pending {
     uint64_t thread, close_thread;
     TimingMethod method;
     ClockDomain domain;
+    uint64_t flags;  // LAPSE_DURATION_* (work left queued, earlier work held)
 };
 
 // Parents first: start ascending, then end descending.
@@ -193,7 +194,7 @@ private:
         const int timeline = timeline_of(w);
         Pending p{w.start_ns, std::max(w.end_ns, w.start_ns), intern(w.name), w.input,
                   TrackKey{w.input, timeline, timeline == host_threads ? w.thread : w.stream}, w.stream, w.thread,
-                  w.close_thread, w.method, w.domain};
+                  w.close_thread, w.method, w.domain, w.flags};
         heap_.push(p);
         if (heap_.size() > reorder_window) emit_next();
     }
@@ -316,7 +317,11 @@ private:
             o += to_string(args->method);
             o += "\",\"clock\":\"";
             o += to_string(args->domain);
-            o += "\",\"duration_ns\":" + std::to_string(dur) + "}";
+            o += "\",\"duration_ns\":" + std::to_string(dur);
+            // Only when set: a window that holds less or more than its own work.
+            if ((args->flags & LAPSE_DURATION_WORK_QUEUED) != 0) o += ",\"work_left_queued\":true";
+            if ((args->flags & LAPSE_DURATION_HOLDS_EARLIER_WORK) != 0) o += ",\"holds_earlier_work\":true";
+            o += "}";
         }
         o += "}";
         write_line();
