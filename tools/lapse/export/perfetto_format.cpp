@@ -31,11 +31,15 @@
 // timeline.
 #include "export_format.hpp"
 
+#include "name_cache.hpp"
+
 #include "perfetto_wire.hpp"
 #include "reorder_buffer.hpp"
 #include "track_lanes.hpp"
 
 #include "perfetto_trace.pb.h"
+
+#include <lapse/window.h>
 
 #include <cstring>
 #include <map>
@@ -58,7 +62,7 @@ constexpr uint32_t incremental_clock = 64;
 constexpr uint32_t absolute_device_clock = 65;
 
 // Debug annotation names, interned in every sequence's first packet.
-enum AnnotationName : uint64_t { ann_method = 1, ann_work_left_queued };
+enum AnnotationName : uint64_t { ann_method = 1, ann_work_left_queued, ann_holds_earlier_work };
 
 constexpr std::size_t flush_bytes = 1u << 20;  // the output buffer
 // How far before a track's first stamp its incremental clock starts.
@@ -74,7 +78,12 @@ struct Sequence {
     uint32_t id = 0;
     bool device = false;  // stamps in a device's domain
     int64_t last = 0;     // the incremental clock after the sequence's latest stamp on it
+    // The fields every event packet of the sequence starts with (its id and
+    // SEQ_NEEDS_INCREMENTAL_STATE), encoded once.
+    char header[16] = {};
+    uint8_t header_size = 0;
     std::unordered_map<std::string, uint64_t> names;  // interned event names
+    NameCache recent;  // in front of `names`: most windows reuse a few names
     std::string interned;  // InternedData not yet written: goes into the next packet written
     ReorderBuffer pending;  // events held back to be written in time order
 };
@@ -162,6 +171,12 @@ public:
             annotation_.field(pb::DebugAnnotation::kBoolValueFieldNumber, 1);
             event_.bytes(pb::TrackEvent::kDebugAnnotationsFieldNumber, annotation_.view());
         }
+        if ((w.flags & LAPSE_DURATION_HOLDS_EARLIER_WORK) != 0) {
+            annotation_.clear();
+            annotation_.field(pb::DebugAnnotation::kNameIidFieldNumber, ann_holds_earlier_work);
+            annotation_.field(pb::DebugAnnotation::kBoolValueFieldNumber, 1);
+            event_.bytes(pb::TrackEvent::kDebugAnnotationsFieldNumber, annotation_.view());
+        }
         packet(t.seq, w.start_ns);
 
         event_.clear();
@@ -200,7 +215,7 @@ private:
         e.ns = ns;
         e.order = order_++;
         e.size = static_cast<uint8_t>(event_.size());
-        std::memcpy(e.bytes, event_.view().data(), event_.size());
+        std::memcpy(e.bytes, event_.view().data(), sizeof e.bytes);  // a fixed size: no call (event_ holds more)
         seq.pending.add(e, [&](const HeldEvent& out) { write(seq, out.ns, std::string_view(out.bytes, out.size)); });
     }
 
@@ -223,16 +238,14 @@ private:
         const uint64_t stamp = forward ? static_cast<uint64_t>(ns) - static_cast<uint64_t>(seq.last) : static_cast<uint64_t>(ns);
         const uint32_t clock = seq.device ? absolute_device_clock : host_clock;
         using P = pb::TracePacket;
-        std::size_t body = wire::field_size(P::kTrustedPacketSequenceIdFieldNumber, seq.id) +
-                           wire::field_size(P::kSequenceFlagsFieldNumber, P::SEQ_NEEDS_INCREMENTAL_STATE) +
-                           wire::field_size(P::kTimestampFieldNumber, stamp) +
+        std::size_t body = seq.header_size + wire::field_size(P::kTimestampFieldNumber, stamp) +
                            wire::bytes_size(P::kTrackEventFieldNumber, event.size());
         if (!forward) body += wire::field_size(P::kTimestampClockIdFieldNumber, clock);
         if (!seq.interned.empty()) body += wire::bytes_size(P::kInternedDataFieldNumber, seq.interned.size());
-        char* p = room(wire::bytes_size(1, body));
+        char* p = room(wire::bytes_size(1, body) + sizeof HeldEvent::bytes);
         p = wire::put_varint(wire::put_varint(p, 1 << 3 | 2), body);  // Trace.packet
-        p = wire::put_field(p, P::kTrustedPacketSequenceIdFieldNumber, seq.id);
-        p = wire::put_field(p, P::kSequenceFlagsFieldNumber, P::SEQ_NEEDS_INCREMENTAL_STATE);
+        std::memcpy(p, seq.header, sizeof seq.header);  // (room() left at least that much past the packet)
+        p += seq.header_size;
         if (!seq.interned.empty()) {  // before every event that uses it: they are all still held back
             p = wire::put_bytes(p, P::kInternedDataFieldNumber, seq.interned);
             seq.interned.clear();
@@ -242,8 +255,15 @@ private:
             seq.last = ns;
         else
             p = wire::put_field(p, P::kTimestampClockIdFieldNumber, clock);
-        p = wire::put_bytes(p, P::kTrackEventFieldNumber, event);
-        used_ = static_cast<std::size_t>(p - buffer_.data());
+        p = wire::put_varint(wire::put_varint(p, P::kTrackEventFieldNumber << 3 | 2), event.size());
+        // Every event comes from a HeldEvent or event_, both at least
+        // sizeof HeldEvent::bytes long: a fixed-size copy (no call), and
+        // what it writes past the event is written over next.
+        if (event.size() <= sizeof HeldEvent::bytes)
+            std::memcpy(p, event.data(), sizeof HeldEvent::bytes);
+        else
+            std::memcpy(p, event.data(), event.size());
+        used_ = static_cast<std::size_t>(p + event.size() - buffer_.data());
     }
 
     // `n` bytes at the end of the output buffer, flushed first when full.
@@ -265,6 +285,15 @@ private:
     }
 
     uint64_t intern(Sequence& seq, const std::string& name)
+    {
+        const NameCache::Key key = NameCache::key(name);
+        if (const uint64_t iid = seq.recent.find(key)) return iid;
+        const uint64_t iid = intern_new(seq, name);
+        seq.recent.put(key, iid);
+        return iid;
+    }
+
+    uint64_t intern_new(Sequence& seq, const std::string& name)
     {
         auto [it, added] = seq.names.try_emplace(name, seq.names.size() + 1);
         if (added) {
@@ -293,6 +322,12 @@ private:
         auto t = std::make_unique<Track>();
         t->kind = kind;
         t->seq.id = next_sequence_++;
+        {
+            using P = pb::TracePacket;
+            char* h = wire::put_field(t->seq.header, P::kTrustedPacketSequenceIdFieldNumber, t->seq.id);
+            h = wire::put_field(h, P::kSequenceFlagsFieldNumber, P::SEQ_NEEDS_INCREMENTAL_STATE);
+            t->seq.header_size = static_cast<uint8_t>(h - t->seq.header);
+        }
         t->seq.device = kind == Kind::device_stream;
         t->default_method = kind == Kind::thread ? TimingMethod::system : TimingMethod::device;
         const std::string thread = "thread " + std::to_string(id), stream = "stream " + std::to_string(id);
@@ -320,7 +355,8 @@ private:
         auto* defaults = first.mutable_trace_packet_defaults();
         defaults->set_timestamp_clock_id(incremental_clock);
         defaults->mutable_track_event_defaults()->set_track_uuid(uuid);
-        for (const auto& [iid, text] : {std::pair{ann_method, "method"}, std::pair{ann_work_left_queued, "work_left_queued"}}) {
+        for (const auto& [iid, text] : {std::pair{ann_method, "method"}, std::pair{ann_work_left_queued, "work_left_queued"},
+                                        std::pair{ann_holds_earlier_work, "holds_earlier_work"}}) {
             auto* n = first.mutable_interned_data()->add_debug_annotation_names();
             n->set_iid(iid);
             n->set_name(text);
