@@ -118,7 +118,7 @@ public:
         drain_all();
         info_ = &info;
         tracks_.clear();
-        last_track_ = nullptr;
+        recent_[0] = recent_[1] = RecentTrack{};
         first_host_ns_.reset();
         process_uuid_ = next_uuid_++;
 
@@ -204,19 +204,21 @@ public:
 private:
     // The packet whose track event is in event_, on `seq`, at `ns` in the
     // sequence's domain: held back in the sequence's reorder buffer.
-    void packet(Sequence& seq, int64_t ns)
+    // (Inlined: it runs twice per window, and a call costs as much as its body.)
+    [[gnu::always_inline]] void packet(Sequence& seq, int64_t ns)
     {
-        HeldEvent e;
-        if (event_.size() > sizeof e.bytes) {  // (no event lapse writes is this long)
+        if (event_.size() > sizeof HeldEvent::bytes) {  // (no event lapse writes is this long)
             drain(seq);
             write(seq, ns, event_.view());
             return;
         }
-        e.ns = ns;
-        e.order = order_++;
-        e.size = static_cast<uint8_t>(event_.size());
-        std::memcpy(e.bytes, event_.view().data(), sizeof e.bytes);  // a fixed size: no call (event_ holds more)
-        seq.pending.add(e, [&](const HeldEvent& out) { write(seq, out.ns, std::string_view(out.bytes, out.size)); });
+        seq.pending.add(
+            ns, order_++,
+            [&](HeldEvent& e) {
+                e.size = static_cast<uint8_t>(event_.size());
+                std::memcpy(e.bytes, event_.view().data(), sizeof e.bytes);  // a fixed size: no call (event_ holds more)
+            },
+            [&](const HeldEvent& out) { write(seq, out.ns, std::string_view(out.bytes, out.size)); });
     }
 
     void drain(Sequence& seq)
@@ -229,7 +231,7 @@ private:
         for (auto& [key, track] : tracks_) drain(track->seq);
     }
 
-    void write(Sequence& seq, int64_t ns, std::string_view event)
+    [[gnu::always_inline]] void write(Sequence& seq, int64_t ns, std::string_view event)
     {
         const bool forward = ns >= seq.last;
         // The default clock counts from the sequence's previous stamp on it;
@@ -267,7 +269,7 @@ private:
     }
 
     // `n` bytes at the end of the output buffer, flushed first when full.
-    char* room(std::size_t n)
+    [[gnu::always_inline]] char* room(std::size_t n)
     {
         if (used_ + n > buffer_.size()) {
             flush();
@@ -284,7 +286,7 @@ private:
         used_ = static_cast<std::size_t>(wire::put_bytes(at, 1, scratch_) - buffer_.data());
     }
 
-    uint64_t intern(Sequence& seq, const std::string& name)
+    [[gnu::always_inline]] uint64_t intern(Sequence& seq, const std::string& name)
     {
         const NameCache::Key key = NameCache::key(name);
         if (const uint64_t iid = seq.recent.find(key)) return iid;
@@ -309,12 +311,15 @@ private:
     // its incremental clock starting at `first_ns` (in the track's domain).
     Track& track(Kind kind, uint64_t id, int64_t first_ns)
     {
-        if (last_track_ != nullptr && last_key_ == std::pair{kind, id}) return *last_track_;
-        auto [it, added] = tracks_.try_emplace({kind, id});
+        // The last two tracks used: windows often alternate between two.
+        const std::pair key{kind, id};
+        if (recent_[0].track != nullptr && recent_[0].key == key) return *recent_[0].track;
+        std::swap(recent_[0], recent_[1]);
+        if (recent_[0].track != nullptr && recent_[0].key == key) return *recent_[0].track;
+        auto [it, added] = tracks_.try_emplace(key);
         if (added) it->second = create_track(kind, id, first_ns);
-        last_key_ = {kind, id};
-        last_track_ = it->second.get();
-        return *last_track_;
+        recent_[0] = {key, it->second.get()};
+        return *recent_[0].track;
     }
 
     std::unique_ptr<Track> create_track(Kind kind, uint64_t id, int64_t first_ns)
@@ -447,8 +452,11 @@ private:
     uint64_t process_uuid_ = 0;
     std::optional<int64_t> first_host_ns_;
     std::map<std::pair<Kind, uint64_t>, std::unique_ptr<Track>> tracks_;
-    std::pair<Kind, uint64_t> last_key_{};
-    Track* last_track_ = nullptr;
+    struct RecentTrack {
+        std::pair<Kind, uint64_t> key{};
+        Track* track = nullptr;
+    };
+    RecentTrack recent_[2];
 };
 
 }  // namespace

@@ -36,31 +36,55 @@ struct HeldEvent {
 
 class ReorderBuffer {
 public:
-    explicit ReorderBuffer(std::size_t held = std::size_t{1} << 14) : held_(held) {}
+    // Holds at least `held` events (at most max_held).
+    explicit ReorderBuffer(std::size_t held = std::size_t{1} << 14) : held_(std::min(held, max_held)) {}
+
+    // A key packs an event's slot into 16 bits (below its arrival order,
+    // 48 bits), so it is 16 bytes: at most 2 * max_held slots.
+    static constexpr std::size_t max_held = std::size_t{1} << 15;
 
     std::size_t size() const { return keys_.size(); }
 
-    // Takes `e` (its order larger than every earlier one's) and calls
+    // Takes `e` (its order larger than every earlier one's, below 2^48) and calls
     // write(const HeldEvent&) for each event that leaves now.
     template <class Write>
     void add(const HeldEvent& e, Write&& write)
     {
-        if (keys_.size() == 2 * held_) write_sorted(held_, write);
+        add(e.ns, e.order, [&](HeldEvent& to) { to = e; }, write);
+    }
+
+    // The same, the event built in place: fill(HeldEvent&) sets its bytes
+    // (and size); ns and order are set here.
+    // (Inlined: it runs for every event, and a call costs a fair part of it.)
+    template <class Fill, class Write>
+    [[gnu::always_inline]] void add(int64_t ns, uint64_t order, Fill&& fill, Write&& write)
+    {
+        if (keys_.size() == 2 * held_) [[unlikely]]
+            write_sorted(held_, write);
+        const std::size_t held_now = keys_.size();
         uint32_t slot;
         if (free_.empty()) {
             slot = static_cast<uint32_t>(slots_.size());
-            slots_.push_back(e);
+            slots_.emplace_back();
         } else {
             slot = free_.back();
             free_.pop_back();
-            slots_[slot] = e;
         }
-        const Key key{e.ns, e.order, slot};
-        if (sorted_ == keys_.size()) {
+        HeldEvent& e = slots_[slot];
+        e.ns = ns;
+        e.order = order;
+        fill(e);
+        const Key key{ns, order << 16 | slot};
+        if (sorted_ == held_now) {
             // Nothing unsorted yet: an event a few places early is put in
             // its place at once, so that the usual input, about in order,
             // never needs a sort.
-            std::size_t at = keys_.size();
+            std::size_t at = held_now;
+            if (at == 0 || keys_[at - 1] < key) [[likely]] {  // after everything held
+                keys_.push_back(key);
+                ++sorted_;
+                return;
+            }
             const std::size_t nearest = at > max_moved ? at - max_moved : 0;
             while (at > nearest && key < keys_[at - 1]) --at;
             if (at == 0 || keys_[at - 1] < key) {
@@ -81,9 +105,9 @@ public:
 private:
     struct Key {
         int64_t ns;
-        uint64_t order;
-        uint32_t slot;
-        bool operator<(const Key& o) const { return ns != o.ns ? ns < o.ns : order < o.order; }
+        uint64_t order_slot;  // arrival order << 16 | slot: ordered by arrival
+        bool operator<(const Key& o) const { return ns != o.ns ? ns < o.ns : order_slot < o.order_slot; }
+        uint32_t slot() const { return static_cast<uint32_t>(order_slot & 0xffff); }
     };
 
     // Sorts what is held and writes its first n events.
@@ -96,8 +120,8 @@ private:
             if (middle != keys_.begin() && *middle < *(middle - 1)) std::inplace_merge(keys_.begin(), middle, keys_.end());
         }
         for (std::size_t i = 0; i < n; ++i) {
-            write(slots_[keys_[i].slot]);
-            free_.push_back(keys_[i].slot);
+            write(slots_[keys_[i].slot()]);
+            free_.push_back(keys_[i].slot());
         }
         keys_.erase(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(n));
         sorted_ = keys_.size();
