@@ -137,6 +137,33 @@ TEST_CASE("perfetto export: random overlapping windows are never dropped or mis-
     CHECK(got == expected);
 }
 
+TEST_CASE("perfetto export: a window that holds earlier work says so, and only that one", "[export][perfetto]")
+{
+    MemoryRecordSource::Input input;
+    input.info.path = "held";
+    auto& r = input.records;
+    r.push_back(device_window("plain", 0, 1'000, 2'000));
+    r.push_back(device_window("held", 0, 3'000, 4'000));
+    r.back().flags = LAPSE_DURATION_HOLDS_EARLIER_WORK;
+    r.push_back(make_window("held on thread", 5, 0, TimingMethod::system, ClockDomain::host_monotonic, 5'000, 6'000));
+    r.back().flags = LAPSE_DURATION_HOLDS_EARLIER_WORK;
+    r.push_back(device_window("after", 0, 7'000, 8'000));
+
+    MemoryRecordSource source({input});
+    std::ostringstream out;
+    ExportCounts counts;
+    cli::write_perfetto_export(source, out, counts);
+    pb::Trace trace;
+    REQUIRE(trace.ParseFromString(out.str()));
+    const DecodedTrace decoded = decode_perfetto(trace);
+    CHECK(decoded.slices.size() == r.size());
+    using Annotation = std::tuple<std::string, std::string, std::string>;
+    auto annotations = decoded.annotations;
+    std::sort(annotations.begin(), annotations.end());
+    CHECK(annotations == std::vector<Annotation>{{"held", "holds_earlier_work", "true"},
+                                                 {"held on thread", "holds_earlier_work", "true"}});
+}
+
 TEST_CASE("perfetto export: several inputs share one timeline, a process track each", "[export][perfetto]")
 {
     Session a, b;

@@ -31,11 +31,15 @@
 // timeline.
 #include "export_format.hpp"
 
+#include "name_cache.hpp"
+
 #include "perfetto_wire.hpp"
 #include "reorder_buffer.hpp"
 #include "track_lanes.hpp"
 
 #include "perfetto_trace.pb.h"
+
+#include <lapse/window.h>
 
 #include <cstring>
 #include <map>
@@ -58,7 +62,7 @@ constexpr uint32_t incremental_clock = 64;
 constexpr uint32_t absolute_device_clock = 65;
 
 // Debug annotation names, interned in every sequence's first packet.
-enum AnnotationName : uint64_t { ann_method = 1, ann_work_left_queued };
+enum AnnotationName : uint64_t { ann_method = 1, ann_work_left_queued, ann_holds_earlier_work };
 
 constexpr std::size_t flush_bytes = 1u << 20;  // the output buffer
 // How far before a track's first stamp its incremental clock starts.
@@ -74,7 +78,12 @@ struct Sequence {
     uint32_t id = 0;
     bool device = false;  // stamps in a device's domain
     int64_t last = 0;     // the incremental clock after the sequence's latest stamp on it
+    // The fields every event packet of the sequence starts with (its id and
+    // SEQ_NEEDS_INCREMENTAL_STATE), encoded once.
+    char header[16] = {};
+    uint8_t header_size = 0;
     std::unordered_map<std::string, uint64_t> names;  // interned event names
+    NameCache recent;  // in front of `names`: most windows reuse a few names
     std::string interned;  // InternedData not yet written: goes into the next packet written
     ReorderBuffer pending;  // events held back to be written in time order
 };
@@ -109,7 +118,7 @@ public:
         drain_all();
         info_ = &info;
         tracks_.clear();
-        last_track_ = nullptr;
+        recent_[0] = recent_[1] = RecentTrack{};
         first_host_ns_.reset();
         process_uuid_ = next_uuid_++;
 
@@ -162,6 +171,12 @@ public:
             annotation_.field(pb::DebugAnnotation::kBoolValueFieldNumber, 1);
             event_.bytes(pb::TrackEvent::kDebugAnnotationsFieldNumber, annotation_.view());
         }
+        if ((w.flags & LAPSE_DURATION_HOLDS_EARLIER_WORK) != 0) {
+            annotation_.clear();
+            annotation_.field(pb::DebugAnnotation::kNameIidFieldNumber, ann_holds_earlier_work);
+            annotation_.field(pb::DebugAnnotation::kBoolValueFieldNumber, 1);
+            event_.bytes(pb::TrackEvent::kDebugAnnotationsFieldNumber, annotation_.view());
+        }
         packet(t.seq, w.start_ns);
 
         event_.clear();
@@ -189,19 +204,21 @@ public:
 private:
     // The packet whose track event is in event_, on `seq`, at `ns` in the
     // sequence's domain: held back in the sequence's reorder buffer.
-    void packet(Sequence& seq, int64_t ns)
+    // (Inlined: it runs twice per window, and a call costs as much as its body.)
+    [[gnu::always_inline]] void packet(Sequence& seq, int64_t ns)
     {
-        HeldEvent e;
-        if (event_.size() > sizeof e.bytes) {  // (no event lapse writes is this long)
+        if (event_.size() > sizeof HeldEvent::bytes) {  // (no event lapse writes is this long)
             drain(seq);
             write(seq, ns, event_.view());
             return;
         }
-        e.ns = ns;
-        e.order = order_++;
-        e.size = static_cast<uint8_t>(event_.size());
-        std::memcpy(e.bytes, event_.view().data(), event_.size());
-        seq.pending.add(e, [&](const HeldEvent& out) { write(seq, out.ns, std::string_view(out.bytes, out.size)); });
+        seq.pending.add(
+            ns, order_++,
+            [&](HeldEvent& e) {
+                e.size = static_cast<uint8_t>(event_.size());
+                std::memcpy(e.bytes, event_.view().data(), sizeof e.bytes);  // a fixed size: no call (event_ holds more)
+            },
+            [&](const HeldEvent& out) { write(seq, out.ns, std::string_view(out.bytes, out.size)); });
     }
 
     void drain(Sequence& seq)
@@ -214,7 +231,7 @@ private:
         for (auto& [key, track] : tracks_) drain(track->seq);
     }
 
-    void write(Sequence& seq, int64_t ns, std::string_view event)
+    [[gnu::always_inline]] void write(Sequence& seq, int64_t ns, std::string_view event)
     {
         const bool forward = ns >= seq.last;
         // The default clock counts from the sequence's previous stamp on it;
@@ -223,16 +240,14 @@ private:
         const uint64_t stamp = forward ? static_cast<uint64_t>(ns) - static_cast<uint64_t>(seq.last) : static_cast<uint64_t>(ns);
         const uint32_t clock = seq.device ? absolute_device_clock : host_clock;
         using P = pb::TracePacket;
-        std::size_t body = wire::field_size(P::kTrustedPacketSequenceIdFieldNumber, seq.id) +
-                           wire::field_size(P::kSequenceFlagsFieldNumber, P::SEQ_NEEDS_INCREMENTAL_STATE) +
-                           wire::field_size(P::kTimestampFieldNumber, stamp) +
+        std::size_t body = seq.header_size + wire::field_size(P::kTimestampFieldNumber, stamp) +
                            wire::bytes_size(P::kTrackEventFieldNumber, event.size());
         if (!forward) body += wire::field_size(P::kTimestampClockIdFieldNumber, clock);
         if (!seq.interned.empty()) body += wire::bytes_size(P::kInternedDataFieldNumber, seq.interned.size());
-        char* p = room(wire::bytes_size(1, body));
+        char* p = room(wire::bytes_size(1, body) + sizeof HeldEvent::bytes);
         p = wire::put_varint(wire::put_varint(p, 1 << 3 | 2), body);  // Trace.packet
-        p = wire::put_field(p, P::kTrustedPacketSequenceIdFieldNumber, seq.id);
-        p = wire::put_field(p, P::kSequenceFlagsFieldNumber, P::SEQ_NEEDS_INCREMENTAL_STATE);
+        std::memcpy(p, seq.header, sizeof seq.header);  // (room() left at least that much past the packet)
+        p += seq.header_size;
         if (!seq.interned.empty()) {  // before every event that uses it: they are all still held back
             p = wire::put_bytes(p, P::kInternedDataFieldNumber, seq.interned);
             seq.interned.clear();
@@ -242,12 +257,19 @@ private:
             seq.last = ns;
         else
             p = wire::put_field(p, P::kTimestampClockIdFieldNumber, clock);
-        p = wire::put_bytes(p, P::kTrackEventFieldNumber, event);
-        used_ = static_cast<std::size_t>(p - buffer_.data());
+        p = wire::put_varint(wire::put_varint(p, P::kTrackEventFieldNumber << 3 | 2), event.size());
+        // Every event comes from a HeldEvent or event_, both at least
+        // sizeof HeldEvent::bytes long: a fixed-size copy (no call), and
+        // what it writes past the event is written over next.
+        if (event.size() <= sizeof HeldEvent::bytes)
+            std::memcpy(p, event.data(), sizeof HeldEvent::bytes);
+        else
+            std::memcpy(p, event.data(), event.size());
+        used_ = static_cast<std::size_t>(p + event.size() - buffer_.data());
     }
 
     // `n` bytes at the end of the output buffer, flushed first when full.
-    char* room(std::size_t n)
+    [[gnu::always_inline]] char* room(std::size_t n)
     {
         if (used_ + n > buffer_.size()) {
             flush();
@@ -264,7 +286,16 @@ private:
         used_ = static_cast<std::size_t>(wire::put_bytes(at, 1, scratch_) - buffer_.data());
     }
 
-    uint64_t intern(Sequence& seq, const std::string& name)
+    [[gnu::always_inline]] uint64_t intern(Sequence& seq, const std::string& name)
+    {
+        const NameCache::Key key = NameCache::key(name);
+        if (const uint64_t iid = seq.recent.find(key)) return iid;
+        const uint64_t iid = intern_new(seq, name);
+        seq.recent.put(key, iid);
+        return iid;
+    }
+
+    uint64_t intern_new(Sequence& seq, const std::string& name)
     {
         auto [it, added] = seq.names.try_emplace(name, seq.names.size() + 1);
         if (added) {
@@ -280,12 +311,15 @@ private:
     // its incremental clock starting at `first_ns` (in the track's domain).
     Track& track(Kind kind, uint64_t id, int64_t first_ns)
     {
-        if (last_track_ != nullptr && last_key_ == std::pair{kind, id}) return *last_track_;
-        auto [it, added] = tracks_.try_emplace({kind, id});
+        // The last two tracks used: windows often alternate between two.
+        const std::pair key{kind, id};
+        if (recent_[0].track != nullptr && recent_[0].key == key) return *recent_[0].track;
+        std::swap(recent_[0], recent_[1]);
+        if (recent_[0].track != nullptr && recent_[0].key == key) return *recent_[0].track;
+        auto [it, added] = tracks_.try_emplace(key);
         if (added) it->second = create_track(kind, id, first_ns);
-        last_key_ = {kind, id};
-        last_track_ = it->second.get();
-        return *last_track_;
+        recent_[0] = {key, it->second.get()};
+        return *recent_[0].track;
     }
 
     std::unique_ptr<Track> create_track(Kind kind, uint64_t id, int64_t first_ns)
@@ -293,6 +327,12 @@ private:
         auto t = std::make_unique<Track>();
         t->kind = kind;
         t->seq.id = next_sequence_++;
+        {
+            using P = pb::TracePacket;
+            char* h = wire::put_field(t->seq.header, P::kTrustedPacketSequenceIdFieldNumber, t->seq.id);
+            h = wire::put_field(h, P::kSequenceFlagsFieldNumber, P::SEQ_NEEDS_INCREMENTAL_STATE);
+            t->seq.header_size = static_cast<uint8_t>(h - t->seq.header);
+        }
         t->seq.device = kind == Kind::device_stream;
         t->default_method = kind == Kind::thread ? TimingMethod::system : TimingMethod::device;
         const std::string thread = "thread " + std::to_string(id), stream = "stream " + std::to_string(id);
@@ -320,7 +360,8 @@ private:
         auto* defaults = first.mutable_trace_packet_defaults();
         defaults->set_timestamp_clock_id(incremental_clock);
         defaults->mutable_track_event_defaults()->set_track_uuid(uuid);
-        for (const auto& [iid, text] : {std::pair{ann_method, "method"}, std::pair{ann_work_left_queued, "work_left_queued"}}) {
+        for (const auto& [iid, text] : {std::pair{ann_method, "method"}, std::pair{ann_work_left_queued, "work_left_queued"},
+                                        std::pair{ann_holds_earlier_work, "holds_earlier_work"}}) {
             auto* n = first.mutable_interned_data()->add_debug_annotation_names();
             n->set_iid(iid);
             n->set_name(text);
@@ -411,8 +452,11 @@ private:
     uint64_t process_uuid_ = 0;
     std::optional<int64_t> first_host_ns_;
     std::map<std::pair<Kind, uint64_t>, std::unique_ptr<Track>> tracks_;
-    std::pair<Kind, uint64_t> last_key_{};
-    Track* last_track_ = nullptr;
+    struct RecentTrack {
+        std::pair<Kind, uint64_t> key{};
+        Track* track = nullptr;
+    };
+    RecentTrack recent_[2];
 };
 
 }  // namespace

@@ -87,7 +87,7 @@ public:
     void clear() { size_ = 0; }
     std::string_view view() const { return {data_, size_}; }
     std::size_t size() const { return size_; }
-    void field(uint32_t number, uint64_t v)
+    [[gnu::always_inline]] void field(uint32_t number, uint64_t v)
     {
         room(20);
         size_ = static_cast<std::size_t>(put_field(data_ + size_, number, v) - data_);
@@ -106,9 +106,14 @@ public:
     }
 
 private:
-    void room(std::size_t n) const
+    [[gnu::always_inline]] void room(std::size_t n) const
     {
-        if (size_ + n > N) throw std::length_error("perfetto export: an event longer than " + std::to_string(N) + " bytes");
+        if (size_ + n > N) [[unlikely]]
+            too_long();
+    }
+    [[noreturn, gnu::cold, gnu::noinline]] static void too_long()
+    {
+        throw std::length_error("perfetto export: an event longer than " + std::to_string(N) + " bytes");
     }
     char data_[N];
     std::size_t size_ = 0;

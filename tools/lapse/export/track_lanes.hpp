@@ -22,9 +22,10 @@
 // costs correctness, only an extra lane for very late arrivals.
 #pragma once
 
+#include "lane_windows.hpp"
+
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -45,20 +46,17 @@ public:
     static constexpr uint32_t first_fit_lanes = 8;
 
 private:
-    struct Key {
-        int64_t start;
-        int64_t end;
-        // Start ascending, then end descending: a container before what it holds.
-        bool operator<(const Key& o) const { return start != o.start ? start < o.start : end > o.end; }
-    };
     struct Lane {
-        std::map<Key, bool> windows;  // value: top level (no container in the lane)
+        LaneWindows windows;
         int64_t forgotten_end = INT64_MIN;  // latest end among the forgotten windows
         int64_t latest_end = INT64_MIN;     // over every window it took
     };
-    bool fits(uint32_t lane, int64_t start, int64_t end, bool& top);
+    // Whether the window fits the lane; `top` says whether it would be top
+    // level there, `first` is the index of the lane's first window that
+    // starts at or after `start`.
+    bool fits(uint32_t lane, int64_t start, int64_t end, bool& top, std::size_t& first);
     bool try_lane(uint32_t lane, int64_t start, int64_t end);
-    void insert(uint32_t lane, int64_t start, int64_t end, bool top);
+    void insert(uint32_t lane, int64_t start, int64_t end, bool top, std::size_t first);
 
     std::size_t kept_per_lane_;
     std::vector<Lane> lanes_;
