@@ -35,7 +35,6 @@ test_jobs=${LAPSE_TEST_JOBS:-2}
 export LP_NUM_THREADS=${LP_NUM_THREADS:-0}
 
 lavapipe_via_core='^conformance\.vulkan|^vulkan\.lapse_run_gpu_phase$|^c_host\.window_rules\.vulkan'
-lavapipe_in_process='^vulkan\.'
 
 run_asan() {
     echo "== lapse: AddressSanitizer + UndefinedBehaviorSanitizer: build everything =="
@@ -47,18 +46,7 @@ run_asan() {
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$here/tests/hardening/sanitizers/lsan.supp:print_suppressions=0} \
-        ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -E "$lavapipe_via_core|$lavapipe_in_process"
-    # The plugin-level Vulkan tests keep lavapipe (uninstrumented, with its
-    # own queue thread) loaded until exit, where LeakSanitizer's tracer
-    # stops every thread to scan them and now and then crashes doing so
-    # ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal
-    # error") after every assertion passed. A second run is allowed for
-    # these tests alone: a sanitizer report that reproduces fails it too.
-    ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1} \
-    UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-    LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$here/tests/hardening/sanitizers/lsan.supp:print_suppressions=0} \
-        ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -R "$lavapipe_in_process" \
-              -E "$lavapipe_via_core" --repeat until-pass:2
+        ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -E "$lavapipe_via_core"
     # These open lavapipe through the core, which unloads the driver when the
     # device closes: lavapipe's own per-instance leak then has no module
     # name for lsan.supp to match (tests/vulkan keeps the driver loaded for
