@@ -35,6 +35,12 @@ test_jobs=${LAPSE_TEST_JOBS:-2}
 export LP_NUM_THREADS=${LP_NUM_THREADS:-0}
 
 lavapipe_via_core='^conformance\.vulkan|^vulkan\.lapse_run_gpu_phase$|^c_host\.window_rules\.vulkan'
+# The plugin-level Vulkan tests (tests/vulkan) as well: with Mesa's drivers
+# loaded, LeakSanitizer (GCC 12's, on Debian 12's glibc) misreads an entry
+# of the dynamic-TLS vector and its tracer crashes at exit ("Tracer caught
+# signal 11 ... LeakSanitizer has encountered a fatal error") after every
+# assertion passed, with use_tls=0 too. ASan and UBSan still check them.
+lavapipe_no_leak_check="$lavapipe_via_core|^vulkan\."
 
 run_asan() {
     echo "== lapse: AddressSanitizer + UndefinedBehaviorSanitizer: build everything =="
@@ -46,14 +52,14 @@ run_asan() {
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$here/tests/hardening/sanitizers/lsan.supp:print_suppressions=0} \
-        ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -E "$lavapipe_via_core"
+        ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -E "$lavapipe_no_leak_check"
     # These open lavapipe through the core, which unloads the driver when the
     # device closes: lavapipe's own per-instance leak then has no module
     # name for lsan.supp to match (tests/vulkan keeps the driver loaded for
     # that reason). Everything else about them stays checked.
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:detect_stack_use_after_return=1} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-        ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -R "$lavapipe_via_core"
+        ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -R "$lavapipe_no_leak_check"
 }
 
 tsan_targets=(lapse_cpu lapse_forward lapse_fusion core_tests cpu_tests forward_tests fusion_tests
