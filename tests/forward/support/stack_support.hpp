@@ -148,6 +148,17 @@ inline bool holds(const Interval& iv, const Busy& b) noexcept
     return iv.start_ns <= b.start_ns.load() && b.end_ns.load() <= iv.end_ns;
 }
 
+// What a window that holds the busy intervals `first` through `last` (run
+// in that order on one stream) should read: from the first one's start to
+// the last one's end. A sum of their lengths would leave out the gaps
+// between them, which the stream spent inside the window: short when the
+// machine is idle, whole milliseconds when the worker is preempted on a
+// loaded one.
+inline int64_t span_ns(const Busy& first, const Busy& last) noexcept
+{
+    return last.end_ns.load() - first.start_ns.load();
+}
+
 // |actual - expected| <= 5% of expected, plus `slack` for the markers'
 // own cost (a window is a little longer than the work it holds, never
 // shorter).
