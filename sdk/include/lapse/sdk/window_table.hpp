@@ -25,14 +25,12 @@
 //     recognised and named, never mistaken for the window that reuses its
 //     record. A record whose generation would wrap is retired, so ids are
 //     never reused by a table.
-//   * Records live in chunks that never move (chunk k holds first_chunk << k
-//     records), so a record can be touched by index without a lock while the
-//     table grows. Growing is the only allocation; a table sized for the
-//     windows live at once allocates nothing in the steady state.
-//   * Free records sit on per-shard lock-free stacks (shard = tag, masked;
-//     a backend passes its stream as the tag), so threads on different
-//     streams do not share a free-list cache line. An empty shard takes
-//     records from the others before the table grows.
+//   * Records live in chunks that never move, and free ones sit on per-shard
+//     lock-free stacks (a backend passes its stream as the tag, so threads
+//     on different streams do not share a free-list cache line). Growing is
+//     the only allocation. That storage is detail::RecordPool
+//     (lapse/sdk/detail/record_pool.hpp); this header is what a record's
+//     state means.
 //   * A resolver frees records into a FreeBatch and hands the batch back
 //     with one CAS (take(..., batch), then flush): resolving a million
 //     windows costs a million record CASes, not two million.
@@ -73,14 +71,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
-#include <new>
-#include <type_traits>
-#include <vector>
 
+#include <lapse/sdk/detail/record_pool.hpp>
 #include <lapse/sdk/window_check.hpp>
 
 namespace lapse::sdk {
@@ -91,10 +85,9 @@ public:
     using Id = uint64_t;
     static constexpr uint32_t max_tag = 0xFFFF;
     static constexpr uint32_t max_holds = 0xFF;
-    static constexpr uint32_t max_chunks = 32;
-    static constexpr uint32_t max_shards = 256;
 
-    // A record: the state word, the backend's payload, the free-list link.
+    // A record: the state word, the backend's payload, the link the free
+    // lists and a FreeBatch chain records through.
     // The link may sit in the payload's tail padding (a payload of 8-byte
     // fields and one 4-byte field makes a 32-byte record, not 40).
     struct Record {
@@ -102,6 +95,13 @@ public:
         [[no_unique_address]] Payload payload{};
         std::atomic<uint32_t> next_free{0};  // index + 1 of the next free record, 0 = end
     };
+
+private:
+    using Pool = detail::RecordPool<Record>;  // where records live, how a free one is found
+
+public:
+    static constexpr uint32_t max_chunks = Pool::max_chunks;
+    static constexpr uint32_t max_shards = Pool::max_shards;
 
     // Records a resolver freed, not yet back on a free list. Owned by one
     // thread; flush() it before it goes out of scope (the destructor of a
@@ -128,25 +128,12 @@ public:
     // records own device resources and whose user sets a bound (CUDA's
     // max_windows); open() answers 0 past it.
     explicit WindowTable(uint32_t shards = 1, uint32_t first_chunk = 1024, uint32_t max_records = 0)
-        : shard_count_(std::bit_ceil(std::clamp<uint32_t>(shards, 1, max_shards))),
-          chunk_shift_(static_cast<uint32_t>(std::countr_zero(std::bit_ceil(std::max<uint32_t>(first_chunk, 16))))),
-          max_records_(max_records == 0 ? UINT32_MAX : max_records),
-          shards_(shard_count_)
+        : pool_(shards, first_chunk, max_records)
     {
-        for (auto& c : chunks_) c.store(nullptr, std::memory_order_relaxed);
-        if (!grow(0, 0)) throw std::bad_alloc();
     }
 
     WindowTable(const WindowTable&) = delete;
     WindowTable& operator=(const WindowTable&) = delete;
-
-    ~WindowTable()
-    {
-        static_assert(std::is_trivially_destructible_v<Record>, "chunks are freed without running destructors");
-        for (auto& c : chunks_)
-            if (Record* chunk = c.load(std::memory_order_relaxed))
-                ::operator delete(chunk, std::align_val_t{kChunkAlignment});
-    }
 
     static uint32_t index_of(Id id) noexcept { return static_cast<uint32_t>(id) - 1; }
     static uint32_t generation_of(Id id) noexcept { return static_cast<uint32_t>(id >> 32); }
@@ -158,8 +145,8 @@ public:
     {
         uint32_t index;
         Record* r;
-        if (!pop(shard_of(tag), index, r)) [[unlikely]] {
-            if (!take_elsewhere(tag, index, r)) return 0;
+        if (!pool_.pop(tag, index, r)) [[unlikely]] {
+            if (!pool_.pop_anywhere(tag, index, r)) return 0;
         }
         return open_record(*r, index, tag, holds);
     }
@@ -171,14 +158,14 @@ public:
     {
         uint32_t index;
         Record* r;
-        if (!pop(shard_of(tag), index, r)) [[unlikely]]
+        if (!pool_.pop(tag, index, r)) [[unlikely]]
             return 0;
         return open_record(*r, index, tag, holds);
     }
 
     // The payload of a record the caller has a right to (see above). The id
     // must have come from open().
-    Payload& payload(Id id) noexcept { return record(index_of(id))->payload; }
+    Payload& payload(Id id) noexcept { return pool_.record(index_of(id))->payload; }
 
     // OPEN -> CLOSED, adding `add_holds` device references (the end marker,
     // event or query the caller is about to queue).
@@ -222,7 +209,7 @@ public:
     // Only for a caller that holds a hold: it cannot fail.
     void release(Id id) noexcept
     {
-        Record* r = record(index_of(id));
+        Record* r = pool_.record(index_of(id));
         uint64_t old = r->word.fetch_sub(uint64_t{1} << 8, std::memory_order_seq_cst);
         if (holds_of(old) == 1 && state_of(old) == kAbandoned) free_record(*r, index_of(id), old - (uint64_t{1} << 8), kFateForgotten);
     }
@@ -295,7 +282,7 @@ public:
     void flush(FreeBatch& batch) noexcept
     {
         if (batch.count_ == 0) return;
-        push(shard_of(batch.tag_), batch.first_ - 1, batch.last_ - 1);
+        pool_.push(batch.tag_, batch.first_ - 1, batch.last_ - 1);
         batch.first_ = batch.last_ = batch.count_ = 0;
     }
 
@@ -374,7 +361,7 @@ public:
     // claimer wrote to its payload.
     void publish(Id id, Live state) noexcept
     {
-        Record* r = record(index_of(id));
+        Record* r = pool_.record(index_of(id));
         uint64_t w = r->word.load(std::memory_order_relaxed);
         while (!r->word.compare_exchange_weak(w, (w & ~kStateMask) | static_cast<uint64_t>(state),
                                               std::memory_order_release, std::memory_order_relaxed)) {
@@ -386,7 +373,7 @@ public:
     // Into `batch` when one is given.
     void free_claimed(Id id, bool resolved, FreeBatch* batch = nullptr) noexcept
     {
-        Record* r = record(index_of(id));
+        Record* r = pool_.record(index_of(id));
         uint64_t w = r->word.load(std::memory_order_relaxed);
         while (!try_free(*r, index_of(id), w, resolved ? kFateResolved : kFateForgotten, batch)) {
         }
@@ -400,12 +387,12 @@ public:
     void park(Id id) noexcept
     {
         const uint32_t index = index_of(id);
-        Record* r = record(index);
+        Record* r = pool_.record(index);
         uint64_t w = r->word.load(std::memory_order_relaxed);
         while (!r->word.compare_exchange_weak(w, (w & ~kStateMask) | kAbandoned, std::memory_order_release,
                                               std::memory_order_relaxed)) {
         }
-        push_to(parked_.head, index, index);
+        pool_.push_parked(index);
     }
 
     // Looks at up to `tries` (at most 8) parked records and frees each one
@@ -424,7 +411,7 @@ public:
         for (uint32_t t = 0; t < tries && !freed; ++t) {
             uint32_t index;
             Record* r;
-            if (!pop_from(parked_.head, index, r)) break;
+            if (!pool_.pop_parked(index, r)) break;
             if (!done(static_cast<const Payload&>(r->payload))) {
                 still[n_still++] = index;
                 continue;
@@ -435,7 +422,7 @@ public:
             }
             freed = !retires;
         }
-        for (uint32_t k = 0; k < n_still; ++k) push_to(parked_.head, still[k], still[k]);
+        for (uint32_t k = 0; k < n_still; ++k) pool_.push_parked(still[k]);
         return freed;
     }
 
@@ -445,7 +432,7 @@ public:
     template <class F>
     void for_each_payload(F&& f) noexcept
     {
-        for_each_record([&](Record& r, uint32_t) { f(r.payload); });
+        pool_.for_each_record([&](Record& r, uint32_t) { f(r.payload); });
     }
 
     struct Census {
@@ -459,7 +446,7 @@ public:
     Census abandon_all() noexcept
     {
         Census census;
-        for_each_record([&](Record& r, uint32_t index) {
+        pool_.for_each_record([&](Record& r, uint32_t index) {
             uint64_t w = r.word.load(std::memory_order_acquire);
             switch (state_of(w)) {
             case kOpen: ++census.open; break;
@@ -473,12 +460,11 @@ public:
     }
 
     // Records allocated (live or free).
-    std::size_t capacity() const noexcept { return capacity_.load(std::memory_order_acquire); }
+    std::size_t capacity() const noexcept { return pool_.capacity(); }
     // Bytes the table holds.
     std::size_t memory_bytes() const noexcept { return capacity() * sizeof(Record) + sizeof(*this); }
 
 private:
-    static constexpr std::size_t kChunkAlignment = 64;
     // BUSY: claimed (see claim()). An ABANDONED record with no holds is a
     // parked one.
     static constexpr uint64_t kFree = 0, kOpen = 1, kClosed = 2, kAbandoned = 3, kRetired = 4, kBusy = 5;
@@ -560,7 +546,7 @@ private:
             return false;
         if (retire) return true;
         if (batch == nullptr) {
-            push(shard_of(tag_of(w)), index, index);
+            pool_.push(tag_of(w), index, index);
             return true;
         }
         add_to(*batch, r, index, tag_of(w));
@@ -594,150 +580,13 @@ private:
         return (static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(index) + 1);
     }
 
-    // open() when its own shard is empty: the other shards, then a new
-    // chunk. Out of line, so that the common open saves no registers for it.
-    [[gnu::noinline]] bool take_elsewhere(uint32_t tag, uint32_t& index, Record*& popped) noexcept
-    {
-        const uint32_t home = shard_of(tag);
-        for (;;) {
-            const uint32_t seen = grown_.load(std::memory_order_acquire);
-            if (pop(home, index, popped)) return true;
-            for (uint32_t i = 1; i < shard_count_; ++i)
-                if (pop((home + i) & (shard_count_ - 1), index, popped)) return true;
-            if (!grow(home, seen)) return false;
-        }
-    }
-
-    // --- chunks --------------------------------------------------------------
-
-    // Chunk k covers indices [B(2^k - 1), B(2^(k+1) - 1)) with B = first_chunk.
-    Record* record(uint32_t index) const noexcept
-    {
-        // The first chunk (the records a table is sized with) is where
-        // nearly every window lives: one load, no chunk arithmetic. It
-        // always exists (the constructor allocates it).
-        if ((index >> chunk_shift_) == 0) [[likely]]
-            return chunks_[0].load(std::memory_order_relaxed) + index;
-        return record_in_later_chunk(index);
-    }
-
-    Record* record_in_later_chunk(uint32_t index) const noexcept
-    {
-        const uint64_t j = (static_cast<uint64_t>(index) >> chunk_shift_) + 1;
-        const uint32_t k = 63u - static_cast<uint32_t>(std::countl_zero(j));
-        if (k >= max_chunks) return nullptr;
-        Record* chunk = chunks_[k].load(std::memory_order_acquire);
-        if (chunk == nullptr) return nullptr;
-        const uint64_t offset = index - (((uint64_t{1} << k) - 1) << chunk_shift_);
-        return chunk + offset;
-    }
-
     Record* find(Id id) const noexcept
     {
         if (static_cast<uint32_t>(id) == 0) return nullptr;
-        return record(index_of(id));
+        return pool_.record(index_of(id));
     }
 
-    // Adds the next chunk and puts all of it on `shard`'s free list. When
-    // another thread grew since the caller looked (`seen`), this does nothing
-    // and returns true so the caller pops again.
-    bool grow(uint32_t shard, uint32_t seen) noexcept
-    {
-        std::lock_guard<std::mutex> lock(grow_mutex_);
-        const uint32_t k = grown_.load(std::memory_order_relaxed);
-        if (k != seen) return true;
-        if (k >= max_chunks) return false;
-        const uint64_t first = ((uint64_t{1} << k) - 1) << chunk_shift_;
-        const uint64_t count = uint64_t{1} << (k + chunk_shift_);
-        if (first + count > UINT32_MAX) return false;  // ids keep index + 1 in 32 bits
-        if (first >= max_records_) return false;
-        // Past max_records the chunk's tail is allocated but never handed out.
-        const uint64_t usable = std::min<uint64_t>(count, max_records_ - first);
-        // Cache-line aligned, so a record whose size divides 64 never
-        // straddles two lines.
-        void* raw = ::operator new(count * sizeof(Record), std::align_val_t{kChunkAlignment}, std::nothrow);
-        if (raw == nullptr) return false;
-        Record* chunk = static_cast<Record*>(raw);
-        for (uint64_t i = 0; i < count; ++i) new (&chunk[i]) Record;
-        for (uint64_t i = 0; i + 1 < usable; ++i)
-            chunk[i].next_free.store(static_cast<uint32_t>(first + i + 2), std::memory_order_relaxed);
-        chunks_[k].store(chunk, std::memory_order_release);
-        capacity_.store(static_cast<std::size_t>(first + count), std::memory_order_release);
-        push(shard, static_cast<uint32_t>(first), static_cast<uint32_t>(first + usable - 1));
-        grown_.store(k + 1, std::memory_order_release);
-        return true;
-    }
-
-    template <class F>
-    void for_each_record(F&& f) noexcept
-    {
-        for (uint32_t k = 0; k < max_chunks; ++k) {
-            Record* chunk = chunks_[k].load(std::memory_order_acquire);
-            if (chunk == nullptr) continue;
-            const uint64_t first = ((uint64_t{1} << k) - 1) << chunk_shift_;
-            const uint64_t count = uint64_t{1} << (k + chunk_shift_);
-            for (uint64_t i = 0; i < count; ++i) f(chunk[i], static_cast<uint32_t>(first + i));
-        }
-    }
-
-    // --- free lists: Treiber stacks, head = {aba counter : 32, index + 1 : 32}
-
-    struct alignas(64) Shard {
-        std::atomic<uint64_t> head{0};
-    };
-
-    // The record popped, and its index (its address saves open() computing
-    // it again).
-    bool pop(uint32_t shard, uint32_t& index, Record*& popped) noexcept
-    {
-        return pop_from(shards_[shard].head, index, popped);
-    }
-
-    bool pop_from(std::atomic<uint64_t>& head, uint32_t& index, Record*& popped) noexcept
-    {
-        uint64_t h = head.load(std::memory_order_acquire);
-        while (static_cast<uint32_t>(h) != 0) {
-            const uint32_t top = static_cast<uint32_t>(h) - 1;
-            // May read a record another thread popped meanwhile: the ABA
-            // counter makes the CAS below fail in that case.
-            Record* r = record(top);
-            const uint32_t next = r->next_free.load(std::memory_order_relaxed);
-            const uint64_t desired = (((h >> 32) + 1) << 32) | next;
-            if (head.compare_exchange_weak(h, desired, std::memory_order_acquire, std::memory_order_acquire)) {
-                index = top;
-                popped = r;
-                return true;
-            }
-        }
-        return false;
-    }
-
-    uint32_t shard_of(uint32_t tag) const noexcept { return tag & (shard_count_ - 1); }
-
-    // Pushes the chain first..last (linked through next_free, last's link
-    // set here) onto `shard`.
-    void push(uint32_t shard, uint32_t first, uint32_t last) noexcept { push_to(shards_[shard].head, first, last); }
-
-    void push_to(std::atomic<uint64_t>& head, uint32_t first, uint32_t last) noexcept
-    {
-        Record* tail = record(last);
-        uint64_t h = head.load(std::memory_order_relaxed);
-        for (;;) {
-            tail->next_free.store(static_cast<uint32_t>(h), std::memory_order_relaxed);
-            const uint64_t desired = (((h >> 32) + 1) << 32) | (static_cast<uint64_t>(first) + 1);
-            if (head.compare_exchange_weak(h, desired, std::memory_order_release, std::memory_order_relaxed)) return;
-        }
-    }
-
-    const uint32_t shard_count_;
-    const uint32_t chunk_shift_;
-    const uint64_t max_records_;
-    std::vector<Shard> shards_;
-    Shard parked_;  // records park() left for reclaim_parked()
-    std::atomic<Record*> chunks_[max_chunks];
-    std::atomic<std::size_t> capacity_{0};
-    std::mutex grow_mutex_;
-    std::atomic<uint32_t> grown_{0};  // chunks allocated; written under grow_mutex_
+    Pool pool_;
 };
 
 }  // namespace lapse::sdk
