@@ -25,11 +25,8 @@ std::unique_ptr<ForwardDevice> ForwardDevice::open(sdk::Host host, sdk::Config c
 }
 
 ForwardDevice::ForwardDevice(sdk::Host host, sdk::InnerBackend inner, bool own_tokens)
-    : host_(host), inner_(std::move(inner))
+    : StackedDevice(host, std::move(inner))
 {
-    const lapse_device_info info = inner_.describe(kMaxStreams);
-    stream_count_ = info.stream_count;
-    inner_caps_ = info.capabilities;
     inner_clock_ = (inner_caps_ & LAPSE_CAP_DEVICE_CLOCK) != 0;
     segmented_ = inner_clock_ && (inner_caps_ & LAPSE_CAP_SINGLE_WINDOW) != 0;
     if (segmented_) streams_ = std::make_unique<SegmentedStream[]>(stream_count_);
@@ -105,33 +102,27 @@ lapse_status ForwardDevice::refuse(const lapse_token& token, sdk::WindowCheck ch
 
 void ForwardDevice::describe(lapse_device_info& info)
 {
-    const lapse_device_info in = inner_.describe(UINT32_MAX, "describe");
-    uint64_t caps = in.capabilities | LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING | LAPSE_CAP_SPLIT_THREADS;
+    const uint64_t in = describe_layer(info);
+    uint64_t caps = in | LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING | LAPSE_CAP_SPLIT_THREADS;
     caps &= ~uint64_t{LAPSE_CAP_SINGLE_WINDOW};
-    if ((in.capabilities & LAPSE_CAP_DEVICE_CLOCK) == 0) caps |= LAPSE_CAP_HOST_TIMELINE;
-    info.stream_count = in.stream_count;
+    if ((in & LAPSE_CAP_DEVICE_CLOCK) == 0) caps |= LAPSE_CAP_HOST_TIMELINE;
     info.capabilities = caps;
-    inner_.name(info, in);
 }
 
 lapse_status ForwardDevice::sync(lapse_stream stream, lapse_error* error)
 {
-    lapse_status status = inner_.plugin()->sync(inner_.device(), stream, error);
-    return status < 0 ? prefixed(status, error) : status;
+    return inner_.sync(stream, error);
 }
 
 lapse_status ForwardDevice::submit(lapse_stream stream, lapse_work_fn fn, void* user, lapse_error* error)
 {
-    lapse_status status;
     if (segmented_ && stream < stream_count_) {
         // Under the stream's lock, so the work lands inside a segment and
         // never between the close of one and the open of the next.
         std::lock_guard<std::mutex> lock(streams_[stream].lock);
-        status = inner_.plugin()->submit(inner_.device(), stream, fn, user, error);
-    } else {
-        status = inner_.plugin()->submit(inner_.device(), stream, fn, user, error);
+        return inner_.submit(stream, fn, user, error);
     }
-    return status < 0 ? prefixed(status, error) : status;
+    return inner_.submit(stream, fn, user, error);
 }
 
 // ---- start ---------------------------------------------------------------
@@ -149,10 +140,7 @@ lapse_status ForwardDevice::passthrough_start_refused(lapse_stream stream, lapse
 
 lapse_status ForwardDevice::start_mapped(lapse_stream stream, lapse_token& token, lapse_error* error)
 {
-    if (stream >= stream_count_)
-        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                          "forward: profile_start: stream %u does not exist (the device has %u)", stream,
-                          stream_count_);
+    if (stream >= stream_count_) return no_such_stream("profile_start", stream, error);
     if (segmented_) return start_segmented(stream, token, error);
     if (!inner_clock_) return start_system(stream, token, error);
 
@@ -180,10 +168,10 @@ lapse_status ForwardDevice::start_system(lapse_stream stream, lapse_token& token
     const Table::Id id = table_->open(stream, 0);
     if (id == 0) return table_full(error);
     // Sync first, so work submitted before the window stays out of it.
-    lapse_status status = inner_.plugin()->sync(inner_.device(), stream, error);
+    const lapse_status status = inner_.sync(stream, error);
     if (status < 0) {
         table_->abandon(id, stream);
-        return prefixed(status, error);
+        return status;
     }
     Window& w = table_->payload(id);
     w = Window{};
@@ -204,24 +192,23 @@ lapse_status ForwardDevice::end_mapped(lapse_token token, uint32_t flags, lapse_
     Window& w = table_->payload(id);
     switch (w.kind) {
     case Kind::kInner: {
-        lapse_end_options options{sizeof(lapse_end_options), flags};
-        lapse_status status = inner_.plugin()->profile_end(inner_.device(), w.inner, &options, error);
+        const lapse_status status = inner_.profile_end(w.inner, flags, error);
         if (status < 0) {
             // The inner window's fate is the inner backend's: leave ours open
             // so an abandon reaches it.
             table_->publish(id, Live::open);
-            return prefixed(status, error);
+            return status;
         }
         table_->publish(id, Live::closed);
         return LAPSE_OK;
     }
     case Kind::kSystem: {
         // Sync is the flush here: it runs what a batching inner backend holds.
-        lapse_status status = inner_.plugin()->sync(inner_.device(), token.opened_on, error);
+        const lapse_status status = inner_.sync(token.opened_on, error);
         w.end_ns = static_cast<uint64_t>(sdk::monotonic_ns());
         if (status < 0) w.failure = status;  // the device failed inside the window
         table_->publish(id, Live::closed);
-        return status < 0 ? prefixed(status, error) : LAPSE_OK;
+        return status < 0 ? status : LAPSE_OK;
     }
     case Kind::kSegmented: {
         lapse_status status = end_boundary(token.opened_on, w, flags, error);
@@ -294,17 +281,13 @@ lapse_status ForwardDevice::resolve_inner_batch(const lapse_token* inner, lapse_
         scratch[i] = lapse_duration{};
         scratch[i].struct_size = sizeof(lapse_duration);
     }
-    lapse_status status = inner_.plugin()->resolve(inner_.device(), inner, scratch, n, deadline.timeout_ns(), error);
-    return status < 0 ? prefixed(status, error) : status;
+    return inner_.resolve(inner, scratch, n, deadline.timeout_ns(), error);
 }
 
 lapse_status ForwardDevice::resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count,
                                     uint64_t timeout_ns, lapse_error* error)
 {
-    if (passthrough()) {
-        lapse_status status = inner_.plugin()->resolve(inner_.device(), tokens, out, count, timeout_ns, error);
-        return status < 0 ? prefixed(status, error) : status;
-    }
+    if (passthrough()) return inner_.resolve(tokens, out, count, timeout_ns, error);
     const Deadline deadline(timeout_ns);
     lapse_status first_error = LAPSE_OK;
     bool pending = false;

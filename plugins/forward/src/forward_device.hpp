@@ -74,13 +74,12 @@
 
 namespace lapse::forward {
 
-class ForwardDevice {
+// The host, the inner backend, its stream count and capabilities at open
+// are StackedDevice's (lapse/sdk/stacked_device.hpp): forward probes every
+// stream at open and keeps state per stream, so the base's kMaxStreams
+// refuses an absurd count.
+class ForwardDevice : public sdk::StackedDevice {
 public:
-    // The most streams forward stacks on: it probes every stream at open and
-    // keeps state per stream, so an absurd count from the inner backend is
-    // refused (naming it) rather than spun on or allocated.
-    static constexpr uint32_t kMaxStreams = 65536;
-
     static std::unique_ptr<ForwardDevice> open(sdk::Host host, sdk::Config config);
     ForwardDevice(sdk::Host host, sdk::InnerBackend inner, bool own_tokens);
     ~ForwardDevice();
@@ -161,16 +160,14 @@ private:
     lapse_status table_full(lapse_error* error) const noexcept;
     lapse_status resolve_inner_batch(const lapse_token* inner, lapse_duration* scratch, uint32_t n,
                                      const sdk::Deadline& deadline, lapse_error* error);
+    // inner_.prefixed out of line: the pass-through end's failure branch is
+    // a call, so its common case saves no registers for the message work.
     lapse_status prefixed(lapse_status status, lapse_error* error) const noexcept;
     lapse_status passthrough_start_refused(lapse_stream stream, lapse_status status, lapse_error* error);
     lapse_status start_mapped(lapse_stream stream, lapse_token& token, lapse_error* error);
     lapse_status end_mapped(lapse_token token, uint32_t flags, lapse_error* error);
     bool every_stream_opens_windows() noexcept;
 
-    sdk::Host host_;
-    sdk::InnerBackend inner_;  // the backend it stacks on (lapse/sdk/stacked_device.hpp)
-    uint32_t stream_count_ = 0;
-    uint64_t inner_caps_ = 0;
     bool inner_clock_ = false;
     bool segmented_ = false;
     // Set only while passing the inner tokens through (chosen at open, for

@@ -18,10 +18,8 @@ std::unique_ptr<FusionDevice> FusionDevice::open(sdk::Host host, sdk::Config con
 }
 
 FusionDevice::FusionDevice(sdk::Host host, sdk::InnerBackend inner, uint32_t max_batch)
-    : host_(host), inner_(std::move(inner)), max_batch_(max_batch)
+    : StackedDevice(host, std::move(inner)), max_batch_(max_batch)
 {
-    const lapse_device_info info = inner_.describe(kMaxStreams);
-    stream_count_ = info.stream_count;
     streams_ = std::make_unique<Stream[]>(stream_count_);
     // A stream's first batch comes with its first submit: a device of many
     // streams that uses few of them does not hold a batch for each.
@@ -63,10 +61,7 @@ FusionDevice::~FusionDevice()
 
 void FusionDevice::describe(lapse_device_info& info)
 {
-    const lapse_device_info in = inner_.describe(UINT32_MAX, "describe");
-    info.stream_count = in.stream_count;
-    info.capabilities = in.capabilities | LAPSE_CAP_BATCHING;
-    inner_.name(info, in);
+    info.capabilities = describe_layer(info) | LAPSE_CAP_BATCHING;
 }
 
 // ---- the queue -------------------------------------------------------------
@@ -125,7 +120,7 @@ lapse_status FusionDevice::hand_over(Stream& s, lapse_error* error)
         // Read before the submit: an inline inner backend runs (and recycles)
         // the batch inside it.
         const std::size_t ops = b->ops.size();
-        lapse_status status = inner_.plugin()->submit(inner_.device(), s.index, &run_batch, b, error);
+        lapse_status status = inner_.submit(s.index, &run_batch, b, error);
         if (status >= 0) {
             std::lock_guard<std::mutex> lock(s.queue);
             s.held.store(s.held.load(std::memory_order_relaxed) - ops, std::memory_order_relaxed);
@@ -136,7 +131,7 @@ lapse_status FusionDevice::hand_over(Stream& s, lapse_error* error)
             b->next = s.cut_head;
             s.cut_head = b;
             if (s.cut_tail == nullptr) s.cut_tail = b;
-            return inner_.prefixed(status, error);
+            return status;
         }
     }
 }
@@ -153,10 +148,7 @@ lapse_status FusionDevice::flush(Stream& s, lapse_error* error)
 
 lapse_status FusionDevice::submit(lapse_stream stream, lapse_work_fn fn, void* user, lapse_error* error)
 {
-    if (stream >= stream_count_)
-        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT, "fusion: submit: stream %u does not exist (the "
-                                                               "device has %u)",
-                          stream, stream_count_);
+    if (stream >= stream_count_) return no_such_stream("submit", stream, error);
     Stream& s = streams_[stream];
     bool full;
     {
@@ -186,39 +178,31 @@ lapse_status FusionDevice::sync(lapse_stream stream, lapse_error* error)
             if (status < 0 && first == LAPSE_OK) first = status;
         }
     } else {
-        if (stream >= stream_count_)
-            return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                              "fusion: sync: stream %u does not exist (the device has %u)", stream, stream_count_);
+        if (stream >= stream_count_) return no_such_stream("sync", stream, error);
         first = flush(streams_[stream], error);
     }
     // Not under `order`: the inner sync waits for work that may itself
     // submit to this stream.
-    lapse_status status = inner_.plugin()->sync(inner_.device(), stream, first == LAPSE_OK ? error : nullptr);
-    if (first < 0) return first;
-    return status < 0 ? inner_.prefixed(status, error) : status;
+    lapse_status status = inner_.sync(stream, first == LAPSE_OK ? error : nullptr);
+    return first < 0 ? first : status;
 }
 
 // ---- windows ---------------------------------------------------------------
 
 lapse_status FusionDevice::profile_start(lapse_stream stream, lapse_token& token, lapse_error* error)
 {
-    if (stream >= stream_count_)
-        return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                          "fusion: profile_start: stream %u does not exist (the device has %u)", stream,
-                          stream_count_);
+    if (stream >= stream_count_) return no_such_stream("profile_start", stream, error);
     Stream& s = streams_[stream];
     // Earlier work stays out: it is handed over before the window opens,
     // and nothing else is handed over in between.
     std::lock_guard<std::recursive_mutex> order(s.order);
     lapse_status status = flush(s, error);
     if (status < 0) return status;
-    status = inner_.plugin()->profile_start(inner_.device(), stream, &token, error);
-    return status < 0 ? inner_.prefixed(status, error) : status;
+    return inner_.profile_start(stream, token, error);
 }
 
 lapse_status FusionDevice::profile_end(lapse_token token, uint32_t flags, lapse_error* error)
 {
-    lapse_end_options options{sizeof(lapse_end_options), flags};
     lapse_status status;
     if ((flags & LAPSE_END_FLUSH) != 0 && token.opened_on < stream_count_) {
         // The window holds all the work registered in it.
@@ -226,16 +210,16 @@ lapse_status FusionDevice::profile_end(lapse_token token, uint32_t flags, lapse_
         std::lock_guard<std::recursive_mutex> order(s.order);
         status = flush(s, error);
         if (status < 0) return status;  // the window stays open: abandon reaches it
-        status = inner_.plugin()->profile_end(inner_.device(), token, &options, error);
+        status = inner_.profile_end(token, flags, error);
     } else {
         // Later work stays out: the queue is left alone. (A token naming a
         // stream that does not exist is the inner backend's to refuse.)
         const uint64_t left =
             token.opened_on < stream_count_ ? streams_[token.opened_on].held.load(std::memory_order_relaxed) : 0;
-        status = inner_.plugin()->profile_end(inner_.device(), token, &options, error);
+        status = inner_.profile_end(token, flags, error);
         if (status >= 0 && left > 0) mark_queued(token, left);
     }
-    return status < 0 ? inner_.prefixed(status, error) : status;
+    return status;
 }
 
 void FusionDevice::mark_queued(lapse_token token, uint64_t ops) noexcept
@@ -264,9 +248,9 @@ void FusionDevice::profile_abandon(lapse_token token) noexcept
 lapse_status FusionDevice::resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count,
                                    uint64_t timeout_ns, lapse_error* error)
 {
-    lapse_status status = inner_.plugin()->resolve(inner_.device(), tokens, out, count, timeout_ns, error);
+    lapse_status status = inner_.resolve(tokens, out, count, timeout_ns, error);
     if (!marks_.empty()) apply_marks(tokens, out, count);
-    return status < 0 ? inner_.prefixed(status, error) : status;
+    return status;
 }
 
 void FusionDevice::apply_marks(const lapse_token* tokens, lapse_duration* out, uint32_t count) noexcept

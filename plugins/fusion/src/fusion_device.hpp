@@ -66,13 +66,12 @@
 
 namespace lapse::fusion {
 
-class FusionDevice {
+// The host, the inner backend and its stream count are StackedDevice's
+// (lapse/sdk/stacked_device.hpp); a queue per stream is allocated at open,
+// so the base's kMaxStreams keeps an absurd count from becoming an
+// allocation.
+class FusionDevice : public sdk::StackedDevice {
 public:
-    // The most streams fusion batches for: a queue per stream is allocated
-    // at open, so an absurd count from the inner backend must not become an
-    // allocation.
-    static constexpr uint32_t kMaxStreams = 65536;
-
     static std::unique_ptr<FusionDevice> open(sdk::Host host, sdk::Config config);
     FusionDevice(sdk::Host host, sdk::InnerBackend inner, uint32_t max_batch);
     ~FusionDevice();
@@ -130,10 +129,7 @@ private:
     // Flags the final durations of marked windows WORK_QUEUED.
     void apply_marks(const lapse_token* tokens, lapse_duration* out, uint32_t count) noexcept;
 
-    sdk::Host host_;
-    sdk::InnerBackend inner_;  // the backend it batches for (lapse/sdk/stacked_device.hpp)
     uint32_t max_batch_;
-    uint32_t stream_count_ = 0;
     std::unique_ptr<Stream[]> streams_;
     QueuedMarks marks_;
     std::atomic<bool> mark_lost_{false};
