@@ -15,6 +15,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <memory>
+#include <thread>
+
 using lapse::CapturedWindow;
 using lapse::DurationState;
 using lapse::TimingMethod;
@@ -113,6 +117,43 @@ TEST_CASE("an address that is taken is refused naming it and the kernel's reason
     const std::string why = error_of([&] { WindowMetrics m(o, "metrics"); });
     ::close(fd);
     CHECK(contains(why, "metrics.listen: cannot listen on " + taken + ": Address already in use"));
+}
+
+namespace {
+
+// Whether something accepts connections on 127.0.0.1:port.
+bool accepts_connections(uint16_t port)
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool connected = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    return connected;
+}
+
+}  // namespace
+
+// civetweb polls its listening socket in 2 s steps and used to finish the
+// step before it stopped: every capture with metrics took up to 2 s to close.
+TEST_CASE("closing the metrics stops the server at once, not after the HTTP server's 2 s poll", "[metrics][close]")
+{
+    auto m = std::make_unique<WindowMetrics>(loopback_any_port(), "metrics");
+    const uint16_t port = m->port();
+    REQUIRE(port != 0);
+    REQUIRE(accepts_connections(port));
+    // Well inside civetweb's first 2 s poll: without the wake-up the close
+    // below waits about 1.9 s.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto before = std::chrono::steady_clock::now();
+    m.reset();
+    const auto took = std::chrono::steady_clock::now() - before;
+    // civetweb's own stop takes a 10 ms step; 1 s leaves a loaded machine
+    // room and still tells the 2 s poll apart.
+    CHECK(took < std::chrono::seconds(1));
+    CHECK_FALSE(accepts_connections(port));
 }
 
 TEST_CASE("ready windows fill one histogram per window, stream, backend and method", "[metrics][sink]")

@@ -72,29 +72,13 @@ struct StringHash {
 // (address in use, not this host's) is clearer than civetweb's.
 std::string bind_problem(const ListenAddress& address)
 {
-    sockaddr_storage storage{};
-    socklen_t size = 0;
-    int family = AF_INET;
-    if (address.host.find(':') != std::string::npos) {
-        auto* a = reinterpret_cast<sockaddr_in6*>(&storage);
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons(address.port);
-        ::inet_pton(AF_INET6, address.host.c_str(), &a->sin6_addr);
-        size = sizeof *a;
-        family = AF_INET6;
-    } else {
-        auto* a = reinterpret_cast<sockaddr_in*>(&storage);
-        a->sin_family = AF_INET;
-        a->sin_port = htons(address.port);
-        ::inet_pton(AF_INET, address.host.c_str(), &a->sin_addr);
-        size = sizeof *a;
-    }
-    const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    SocketAddress where = socket_address(address, address.port);
+    const int fd = ::socket(where.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return std::string("socket: ") + std::strerror(errno);
     const int one = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // as civetweb binds
     std::string problem;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&storage), size) != 0) problem = std::strerror(errno);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&where.storage), where.size) != 0) problem = std::strerror(errno);
     ::close(fd);
     return problem;
 }
@@ -142,6 +126,9 @@ struct WindowMetrics::Impl {
             .Register(*registry)
             .Add({});
     std::unique_ptr<prometheus::Exposer> exposer;
+    // civetweb's listening sockets (see ~WindowMetrics).
+    SocketAddress bound;
+    std::vector<int> listeners;
 
     // Family::Add hashes every label on each call: each label set is made
     // once, then found by name and a linear scan of its few keys.
@@ -219,9 +206,21 @@ WindowMetrics::WindowMetrics(const MetricsOptions& options, const std::string& w
         throw Error(LAPSE_ERROR_CONFIG, where + ".listen: cannot listen on " + address.bind_spec + ": " + e.what());
     }
     impl_->exposer->RegisterCollectable(impl_->registry);
+    impl_->bound = socket_address(address, port());
+    impl_->listeners = listening_sockets(impl_->bound);
 }
 
-WindowMetrics::~WindowMetrics() = default;
+WindowMetrics::~WindowMetrics()
+{
+    // civetweb (1.15) waits for connections in poll() calls of 2 s
+    // (SOCKET_TIMEOUT_QUANTUM, fixed at its build; no option shortens it)
+    // and reads its stop flag only between them, so stopping the Exposer
+    // waited out the rest of one: up to 2 s on every close. Shut down, the
+    // listening socket wakes that poll at once; its accept fails, the loop
+    // sees the flag, and the server stops in its own 10 ms step.
+    stop_listening(impl_->listeners, impl_->bound);
+    impl_->exposer.reset();
+}
 
 void WindowMetrics::source(const CaptureSource& source) noexcept
 {
