@@ -119,6 +119,21 @@ TEST_CASE("an address that is taken is refused naming it and the kernel's reason
     CHECK(contains(why, "metrics.listen: cannot listen on " + taken + ": Address already in use"));
 }
 
+TEST_CASE("an IPv6 address listens, or is refused saying the HTTP server was built without IPv6", "[metrics][config]")
+{
+    lapse::MetricsOptions o;
+    o.listen = "[::1]:0";
+    std::unique_ptr<WindowMetrics> m;
+    const std::string why = error_of([&] { m = std::make_unique<WindowMetrics>(o, "metrics"); });
+    INFO(why);
+    if (m) {
+        CHECK(m->port() > 0);
+    } else {
+        CHECK(contains(why, "metrics.listen: cannot listen on [::1]:0: IPv6 is not available"));
+        CHECK(contains(why, "127.0.0.1:9464"));
+    }
+}
+
 namespace {
 
 // Whether something accepts connections on 127.0.0.1:port.

@@ -4,6 +4,7 @@
 
 #include <lapse/core/error.hpp>
 
+#include <civetweb.h>
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
 #include <prometheus/family.h>
@@ -197,6 +198,14 @@ WindowMetrics::WindowMetrics(const MetricsOptions& options, const std::string& w
 {
     const ListenAddress address = parse_listen_address(options.listen, options.allow_remote, where + ".listen");
     impl_->max_series = options.max_series;
+    // civetweb answers an IPv6 address it was built without with "null
+    // context when constructing CivetServer"; say what is missing instead.
+    constexpr unsigned kCivetwebIpv6 = 8;
+    if (address.host.find(':') != std::string::npos && ::mg_check_feature(kCivetwebIpv6) == 0)
+        throw Error(LAPSE_ERROR_CONFIG, where + ".listen: cannot listen on " + address.bind_spec +
+                                            ": IPv6 is not available: the HTTP server library serving the metrics "
+                                            "(civetweb " + std::string(::mg_version()) +
+                                            ") was built without it; listen on an IPv4 address such as 127.0.0.1:9464");
     const std::string problem = bind_problem(address);
     if (!problem.empty())
         throw Error(LAPSE_ERROR_CONFIG, where + ".listen: cannot listen on " + address.bind_spec + ": " + problem);
