@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -195,5 +197,81 @@ TEST_CASE("VulkanAttach refuses a device whose backend has no Vulkan commands, s
     } catch (const lapse::Error& e) {
         CHECK(e.status() == LAPSE_ERROR_UNSUPPORTED);
         CHECK(std::string(e.what()).find(LAPSE_VULKAN_COMMANDS_ID) != std::string::npos);
+    }
+}
+
+namespace {
+
+lapse::Device open_attach_device(lapse::Runtime& runtime, const char* plugin_path)
+{
+    return runtime.open(lapse::Config::from_string(
+        std::string("[backend]\nplugin = \"") + plugin_path + "\"\nmode = \"attach\"\nvalidation = true\n",
+        "<attach test>", "/"));
+}
+
+// One window through VulkanAttach on a plugin whose commands table is
+// `struct_size` bytes (a test double that resizes the real plugin's).
+void time_one_window_through(const char* plugin_path, std::size_t struct_size)
+{
+    g_validation_messages = 0;
+    {
+        HostVulkan vk(/*host_query_reset=*/true);
+        lapse::Runtime runtime;
+        lapse::Device dev = open_attach_device(runtime, plugin_path);
+        lapse::VulkanAttach attach(dev);
+        REQUIRE(attach.commands().struct_size == struct_size);  // the double is in place
+        const lapse::Stream stream = attach.attach(vk.attach_info(true));
+        CHECK(dev.info().stream_count == 1);
+        VkCommandBuffer cb = vk.begin();
+        lapse::Duration d = attach.profile(cb, stream, [] {}, "through a resized table");
+        vk.submit_and_wait(cb);
+        REQUIRE(d.resolve().has_value());
+        REQUIRE(d.ready());
+        CHECK(d.method() == lapse::TimingMethod::device);
+        CHECK(d.interval()->ns() >= 0);
+    }
+    INFO(g_last_message);
+    CHECK(g_validation_messages == 0);
+}
+
+}  // namespace
+
+TEST_CASE("VulkanAttach accepts a commands table longer than this build's and times windows through it",
+          "[vulkan][attach][core][abi]")
+{
+    // The double appends four 8-byte members a later minor might have.
+    time_one_window_through(LAPSE_VULKAN_COMMANDS_LONGER_PATH, sizeof(lapse_vulkan_commands) + 4 * sizeof(uint64_t));
+}
+
+TEST_CASE("VulkanAttach accepts a commands table that ends right after cmd_profile_end, the last member it calls",
+          "[vulkan][attach][core][abi]")
+{
+    STATIC_REQUIRE(lapse::VulkanAttach::required_commands_size < sizeof(lapse_vulkan_commands));
+    time_one_window_through(LAPSE_VULKAN_COMMANDS_THROUGH_CMD_PROFILE_END_PATH,
+                            lapse::VulkanAttach::required_commands_size);
+}
+
+TEST_CASE("VulkanAttach refuses a commands table that ends before cmd_profile_end, naming the struct and both sizes",
+          "[vulkan][attach][core][abi]")
+{
+    lapse::Runtime runtime;
+    lapse::Device dev = open_attach_device(runtime, LAPSE_VULKAN_COMMANDS_THROUGH_CMD_PROFILE_START_PATH);
+    const auto* ext = static_cast<const lapse_vulkan_commands*>(dev.extension(LAPSE_VULKAN_COMMANDS_ID));
+    REQUIRE(ext != nullptr);
+    const std::size_t short_size = offsetof(lapse_vulkan_commands, cmd_profile_end);
+    REQUIRE(ext->struct_size == short_size);  // the double is in place
+    STATIC_REQUIRE(lapse::VulkanAttach::required_commands_size == short_size + sizeof(void*));
+    try {
+        lapse::VulkanAttach attach(dev);
+        FAIL("a table without cmd_profile_end was accepted");
+    } catch (const lapse::Error& e) {
+        const std::string message = e.what();
+        INFO(message);
+        CHECK(e.status() == LAPSE_ERROR_UNSUPPORTED);
+        CHECK(message.find("lapse_vulkan_commands") != std::string::npos);
+        CHECK(message.find("struct_size " + std::to_string(short_size)) != std::string::npos);
+        CHECK(message.find("need " + std::to_string(lapse::VulkanAttach::required_commands_size) + " bytes") !=
+              std::string::npos);
+        CHECK(message.find("cmd_profile_end") != std::string::npos);
     }
 }
