@@ -35,12 +35,18 @@ test_jobs=${LAPSE_TEST_JOBS:-2}
 export LP_NUM_THREADS=${LP_NUM_THREADS:-0}
 
 lavapipe_via_core='^conformance\.vulkan|^vulkan\.lapse_run_gpu_phase$|^c_host\.window_rules\.vulkan'
-# The plugin-level Vulkan tests (tests/vulkan) as well: with Mesa's drivers
-# loaded, LeakSanitizer (GCC 12's, on Debian 12's glibc) misreads an entry
-# of the dynamic-TLS vector and its tracer crashes at exit ("Tracer caught
-# signal 11 ... LeakSanitizer has encountered a fatal error") after every
-# assertion passed, with use_tls=0 too. ASan and UBSan still check them.
-lavapipe_no_leak_check="$lavapipe_via_core|^vulkan\."
+# tests/vulkan's vulkan_core_tests ('vulkan.core.*'), the one binary there
+# that loads liblapse_core (prometheus-cpp's static TLS with it) beside
+# Mesa's drivers: in CI, LeakSanitizer (GCC 12's, on Debian 12's glibc)
+# misread an entry of the main thread's dynamic-TLS vector in such a
+# process and its tracer crashed at exit ("Tracer caught signal 11 ...
+# LeakSanitizer has encountered a fatal error") after every assertion
+# passed, with use_tls=0 too. Not reproduced on a 2-core dev VM (these
+# tests passed there with the leak check), so it stays off for them until
+# CI shows it gone. The plugin-level binaries (vulkan_plugin_tests,
+# vulkan_unit_tests: no core library) run with the leak check.
+core_beside_lavapipe='^vulkan\.core\.'
+lavapipe_no_leak_check="$lavapipe_via_core|$core_beside_lavapipe"
 
 run_asan() {
     echo "== lapse: AddressSanitizer + UndefinedBehaviorSanitizer: build everything =="
@@ -53,10 +59,11 @@ run_asan() {
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$here/tests/hardening/sanitizers/lsan.supp:print_suppressions=0} \
         ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -E "$lavapipe_no_leak_check"
-    # These open lavapipe through the core, which unloads the driver when the
-    # device closes: lavapipe's own per-instance leak then has no module
-    # name for lsan.supp to match (tests/vulkan keeps the driver loaded for
-    # that reason). Everything else about them stays checked.
+    # $lavapipe_via_core open lavapipe through the core, which unloads the
+    # driver when the device closes: lavapipe's own per-instance leak then
+    # has no module name for lsan.supp to match (tests/vulkan keeps the
+    # driver loaded for that reason). $core_beside_lavapipe: see above.
+    # Everything else about them stays checked.
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:detect_stack_use_after_return=1} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
         ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -R "$lavapipe_no_leak_check"

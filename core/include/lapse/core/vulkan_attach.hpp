@@ -22,6 +22,7 @@
 #include <lapse/core/error.hpp>
 #include <lapse/vulkan.h>
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,14 +32,29 @@ namespace lapse {
 class VulkanAttach {
 public:
     // Throws Error (LAPSE_ERROR_UNSUPPORTED) when the device's backend does
-    // not offer lapse.vulkan.commands/1.
+    // not offer lapse.vulkan.commands/1, or offers a table too short to
+    // hold the three calls this class makes (required_commands_size).
     explicit VulkanAttach(Device& device)
         : device_(&device), ext_(static_cast<const lapse_vulkan_commands*>(device.extension(LAPSE_VULKAN_COMMANDS_ID)))
     {
-        if (ext_ == nullptr || ext_->struct_size < sizeof(lapse_vulkan_commands))
+        if (ext_ == nullptr)
             throw Error(LAPSE_ERROR_UNSUPPORTED, std::string("VulkanAttach: the device's backend does not offer ") +
                                                      LAPSE_VULKAN_COMMANDS_ID);
+        // The ABI's growth rule (lapse/plugin.h): a table is usable when its
+        // struct_size reaches the end of the last field read, so an older
+        // plugin's shorter table and a newer plugin's longer one both work.
+        if (ext_->struct_size < required_commands_size)
+            throw Error(LAPSE_ERROR_UNSUPPORTED,
+                        std::string("VulkanAttach: the backend's lapse_vulkan_commands (") + LAPSE_VULKAN_COMMANDS_ID +
+                            ") has struct_size " + std::to_string(ext_->struct_size) + ", too short: attach, "
+                            "cmd_profile_start and cmd_profile_end need " + std::to_string(required_commands_size) +
+                            " bytes");
     }
+
+    // The bytes of lapse_vulkan_commands this class reads: through
+    // cmd_profile_end, the last of the three calls it makes.
+    static constexpr std::size_t required_commands_size =
+        offsetof(lapse_vulkan_commands, cmd_profile_end) + sizeof(lapse_vulkan_commands::cmd_profile_end);
 
     // Binds the host's Vulkan objects (one queue) and returns the stream
     // they became; the device's info() is refreshed to show it. Throws
@@ -86,6 +102,9 @@ public:
         return end(command_buffer, window);
     }
 
+    // The backend's table as it is: the plugin's struct_size may be shorter
+    // than this build's sizeof, so check it reaches a member (handles,
+    // validation_message_count) before calling one beyond cmd_profile_end.
     const lapse_vulkan_commands& commands() const noexcept { return *ext_; }
 
 private:
