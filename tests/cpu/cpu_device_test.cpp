@@ -86,15 +86,16 @@ TEST_CASE("bad config values are config errors naming the key", "[device][config
 TEST_CASE("queue capacities that would hold more than 64 MiB while idle are refused, naming the key and the limit",
           "[device][config]")
 {
-    // 2^24 cells on 4 streams: in range for the key, 2 GiB of rings at open.
+    // 2^24 cells of 4 bytes on 4 streams: in range for the key, 256 MiB of
+    // rings at open.
     CpuDevice big({{"streams", int64_t{4}}, {"queue_capacity", int64_t{1} << 24}});
     CHECK_FALSE(big.opened());
     CHECK(big.status == LAPSE_ERROR_CONFIG);
     CHECK_THAT(big.error.message, Catch::Contains("queue_capacity") &&
-                                      Catch::Contains("16777216 cells on each of 4 streams would hold 2048 MiB") &&
+                                      Catch::Contains("16777216 cells on each of 4 streams would hold 256 MiB") &&
                                       Catch::Contains("more than the limit of 64 MiB"));
-    // The largest first ring on one stream that fits is still accepted.
-    CpuDevice fits({{"streams", int64_t{1}}, {"queue_capacity", int64_t{1} << 21}});
+    // The largest first ring on one stream (64 MiB) is still accepted.
+    CpuDevice fits({{"streams", int64_t{1}}, {"queue_capacity", int64_t{1} << 24}});
     CHECK(fits.opened());
 }
 

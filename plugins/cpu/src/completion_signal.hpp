@@ -24,12 +24,13 @@ class CompletionSignal {
 public:
     using clock = std::chrono::steady_clock;
 
-    // [worker] After the end marker of window `id` was stamped.
-    void notify(uint64_t id) noexcept
+    // [worker] After the end marker of the window whose record is `key`
+    // (its id's low word: the marker carries no generation) was stamped.
+    void notify(uint64_t key) noexcept
     {
         if (waiters_.load(std::memory_order_seq_cst) == 0) return;
         const uint64_t awaited = awaited_.load(std::memory_order_seq_cst);
-        if (awaited != kAnyWindow && awaited != id) return;
+        if (awaited != kAnyWindow && static_cast<uint32_t>(awaited) != key) return;
         {
             std::lock_guard<std::mutex> lock(mutex_);
             ++epoch_;

@@ -87,7 +87,7 @@ CpuDevice::CpuDevice(sdk::Host host, const Settings& settings)
     : host_(host),
       settings_(settings),
       clock_(StampClock::shared()),
-      windows_(settings.streams, settings.mode == Mode::stream ? settings.window_capacity : 16)
+      windows_(settings.streams, settings.mode == Mode::stream ? settings.window_capacity : 16, WorkerStream::max_windows)
 {
     if (settings_.mode == Mode::stream) {
         streams_.reserve(settings_.streams);
@@ -207,8 +207,8 @@ lapse_status CpuDevice::start_slow(lapse_stream stream, lapse_token& token, laps
     // The stream's free list was empty: the table looks further, or grows.
     const uint64_t id = windows_.open(stream, 1);
     if (id == 0)
-        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory for window records",
-                          stream);
+        return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory for window records (or %u windows already live, the most a queue marker can name)",
+                          stream, WorkerStream::max_windows);
     return start_queue_slow(stream, id, token, error);
 }
 

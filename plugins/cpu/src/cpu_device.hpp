@@ -10,8 +10,10 @@
 // Config (every key read in both modes, so none is reported as unknown):
 //   mode           "stream" (default) | "inline"
 //   streams        1..64, default 2
-//   queue_capacity first ring size per stream, 16..2^24, default 4096; the
-//                  first rings of all streams together hold at most 64 MiB
+//   queue_capacity first ring size per stream in 4-byte cells (a window
+//                  marker takes one, work or a fence five), 16..2^24,
+//                  default 4096; the first rings of all streams together
+//                  hold at most 64 MiB
 //   window_capacity records allocated up front, 16..2^24, default 1024
 #pragma once
 

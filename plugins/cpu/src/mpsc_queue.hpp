@@ -6,65 +6,89 @@
 // another push returned is always consumed after it: that is what makes a
 // window's markers bracket exactly the work queued between them.
 //
-// Each segment is a bounded ring of cells with per-cell sequence numbers
-// (Vyukov's bounded queue): a producer claims a position with one CAS on the
-// segment's tail, fills the cell and publishes it with a release store; no
-// lock, no allocation. When a ring is full its producer closes it (a bit in
-// the tail) and links a segment twice as large, so the queue only grows when
-// it is full and never drops or overwrites an entry. Old segments stay
-// allocated until the queue dies: a producer that read the old tail pointer
-// may still be looking at them, and they add up to less than the newest one.
+// A cell is one 32-bit word, 0 when free. A window marker is one cell (the
+// window's key and the marker's kind), because markers are what a burst of
+// windows leaves queued: a million windows opened faster than the worker
+// stamps them hold a million cells. Work and fences are wide: a header cell
+// and four cells carrying two 64-bit words, claimed together.
+//
+// Each segment is a bounded ring. A producer claims positions with one CAS
+// on the segment's tail, writes its cells and publishes the first one with
+// a release store; no lock, no allocation. It claims only below the
+// segment's limit, the consumer's published position plus the ring's size:
+// the consumer clears the cells it took, then publishes how far it got
+// (every few entries, and whenever the ring looks empty), and a producer
+// that reaches the limit reads that position again. So producers read the
+// consumer's cache line only about once per quarter ring, not per push.
+// When a ring is full its producer closes it (a bit in the tail) and links
+// a segment twice as large, so the queue only grows when it is full and
+// never drops or overwrites an entry. Old segments stay allocated until the
+// queue dies: a producer that read the old tail pointer may still be
+// looking at them, and they add up to less than the newest one.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <new>
 
 namespace lapse::cpu {
 
-// What a cell carries. Work is {kind_work, fn, user}; markers carry a token
-// id; a fence carries the address of the waiter to signal.
+// What the consumer takes, decoded: a marker is {kind, key, 0}, work
+// {kind, fn, user}, a fence {kind, address of the waiter, 0}.
 struct QueueEntry {
-    uint64_t kind;
+    uint32_t kind;
     uint64_t a;
     uint64_t b;
 };
 
 class MpscQueue {
 public:
-    // `capacity`: cells of the first segment, rounded up to a power of two.
+    // Marker kinds (one cell) and wide kinds (a header and four cells).
+    enum Kind : uint32_t { kStart = 1, kEnd = 2, kWork = 3, kFence = 4 };
+    // A marker cell holds key << 2 | kind, so keys are 30 bits and never 0.
+    static constexpr uint32_t max_key = (uint32_t{1} << 30) - 1;
+    static constexpr uint32_t wide_cells = 5;
+
+    // `capacity`: cells of the first segment, rounded up to a power of two
+    // (16 at least, so that a wide entry fits).
     explicit MpscQueue(std::size_t capacity);
     ~MpscQueue();
     MpscQueue(const MpscQueue&) = delete;
     MpscQueue& operator=(const MpscQueue&) = delete;
 
-    // [any producer thread] Appends. False only when growing the queue ran
-    // out of memory; then nothing was appended.
-    bool push(uint64_t kind, uint64_t a, uint64_t b) noexcept
+    // [any producer thread] Appends a marker of `kind` (kStart, kEnd) for
+    // `key` (1..max_key). False only when growing the queue ran out of
+    // memory; then nothing was appended.
+    bool push_marker(uint32_t kind, uint32_t key) noexcept
     {
-        return try_push(kind, a, b) || push_slow(QueueEntry{kind, a, b});
+        return try_push_marker(kind, key) || push_slow(key << 2 | kind, 0, 0, 1);
     }
 
-    // [any producer thread] push()'s common case, inline because it is
-    // most of what profile_start and profile_end do: the producer finds its
-    // cell free and wins the claim. False (nothing appended) on a full
-    // ring, a closed segment or a lost race: then push() (which may grow).
-    bool try_push(uint64_t kind, uint64_t a, uint64_t b) noexcept
+    // [any producer thread] push_marker()'s common case, inline because it
+    // is most of what profile_start and profile_end do: the ring has room
+    // and the producer wins the claim. False (nothing appended) on a ring
+    // at its limit, a closed segment or a lost race: then push_marker().
+    bool try_push_marker(uint32_t kind, uint32_t key) noexcept
     {
         Segment* s = tail_.load(std::memory_order_acquire);
         uint64_t pos = s->tail.load(std::memory_order_relaxed);
-        Cell& cell = s->cells[pos & s->mask];  // a closed tail masks to some cell: only read, never written
+        // A closed tail is past every limit. The acquire load of the limit
+        // orders the consumer's clearing of the cell before the write below.
         // seq_cst claim: it is what a worker going to sleep checks for.
-        if ((pos & kClosed) == 0 && cell.seq.load(std::memory_order_acquire) == pos &&
+        if (pos < s->limit.load(std::memory_order_acquire) &&
             s->tail.compare_exchange_strong(pos, pos + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
             [[likely]] {
-            cell.entry = QueueEntry{kind, a, b};
-            cell.seq.store(pos + 1, std::memory_order_release);
+            s->cells[pos & s->mask].store(key << 2 | kind, std::memory_order_release);
             return true;
         }
         return false;
+    }
+
+    // [any producer thread] Appends a wide entry of `kind` (kWork, kFence)
+    // carrying `a` and `b`. False only when growing ran out of memory.
+    bool push_wide(uint32_t kind, uint64_t a, uint64_t b) noexcept
+    {
+        return push_slow(kind << 2 | kWideTag, a, b, wide_cells);
     }
 
     // [consumer] Takes the oldest entry, or returns false when none is ready.
@@ -78,39 +102,44 @@ public:
     bool has_claims() const noexcept;
 
     // The memory one cell takes (for bounding what a capacity costs).
-    static constexpr std::size_t cell_bytes = 32;
+    static constexpr std::size_t cell_bytes = sizeof(uint32_t);
 
     // Cells allocated in all segments (for memory accounting and tests).
     std::size_t cells_allocated() const noexcept { return cells_allocated_.load(std::memory_order_relaxed); }
 
 private:
     static constexpr uint64_t kClosed = uint64_t{1} << 63;
-
-    struct alignas(32) Cell {
-        std::atomic<uint64_t> seq;
-        QueueEntry entry;
-    };
-    static_assert(sizeof(Cell) == cell_bytes);
+    static constexpr uint32_t kWideTag = 3;  // the low bits of a wide entry's header
+    static_assert(sizeof(std::atomic<uint32_t>) == cell_bytes);
 
     struct Segment {
         explicit Segment(std::size_t cap);
+        ~Segment() { delete[] cells; }
         const uint64_t capacity;
         const uint64_t mask;
-        Cell* const cells;  // owned; one indirection less on the push path than a unique_ptr
-        ~Segment() { delete[] cells; }
-        alignas(64) std::atomic<uint64_t> tail{0};   // next position to claim; kClosed when full
+        std::atomic<uint32_t>* const cells;  // owned; one indirection less on the push path than a unique_ptr
+        alignas(64) std::atomic<uint64_t> tail{0};  // next position to claim; kClosed when full
+        // Positions below it are free to claim: the consumer's published
+        // position plus capacity, as a producer last read it.
+        std::atomic<uint64_t> limit;
+        alignas(64) std::atomic<uint64_t> head{0};  // the consumer cleared every cell before it
         alignas(64) std::atomic<Segment*> next{nullptr};
     };
 
-    [[gnu::noinline]] bool push_slow(const QueueEntry& entry) noexcept;
+    // Claims `count` cells (1: a marker whose cell is `first`; wide_cells:
+    // the header `first`, then a and b), re-reading the consumer's position
+    // at the limit and growing the queue when the ring is full.
+    [[gnu::noinline]] bool push_slow(uint32_t first, uint64_t a, uint64_t b, uint32_t count) noexcept;
+    static void write(Segment& s, uint64_t pos, uint32_t first, uint64_t a, uint64_t b, uint32_t count) noexcept;
+    // [consumer] Tells producers how far it got.
+    void publish() noexcept;
 
-    enum class Push { ok, full, closed };
-    static Push try_push(Segment& s, const QueueEntry& entry, uint64_t& full_at) noexcept;
-
-    Segment* first_;                         // owns the chain through next
-    alignas(64) std::atomic<Segment*> tail_; // where producers push
-    alignas(64) Segment* head_;              // consumer only
-    uint64_t head_pos_ = 0;                  // consumer only
+    Segment* first_;                          // owns the chain through next
+    alignas(64) std::atomic<Segment*> tail_;  // where producers push
+    alignas(64) Segment* head_;               // consumer only
+    uint64_t head_pos_ = 0;                   // consumer only
+    uint64_t published_ = 0;                  // consumer only: what head_->head says
+    uint64_t publish_every_ = 0;              // consumer only: positions between publications
     std::atomic<std::size_t> cells_allocated_{0};
 };
 

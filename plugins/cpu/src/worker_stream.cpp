@@ -99,7 +99,7 @@ void WorkerStream::run() noexcept
 void WorkerStream::execute(const QueueEntry& entry) noexcept
 {
     switch (entry.kind) {
-    case kWork: {
+    case MpscQueue::kWork: {
         auto fn = reinterpret_cast<lapse_work_fn>(entry.a);
         try {
             fn(reinterpret_cast<void*>(entry.b), nullptr);
@@ -117,7 +117,7 @@ void WorkerStream::execute(const QueueEntry& entry) noexcept
         }
         break;
     }
-    case kStart: {
+    case MpscQueue::kStart: {
         CpuWindow& w = windows_.payload(entry.a);
         w.failures.store(failures_ & kFailureCount, std::memory_order_relaxed);
         w.end_ns.store(0, std::memory_order_relaxed);  // "not stamped", until the end marker is
@@ -125,7 +125,7 @@ void WorkerStream::execute(const QueueEntry& entry) noexcept
         windows_.release(entry.a);
         break;
     }
-    case kEnd: {
+    case MpscQueue::kEnd: {
         const int64_t now = clock_.now();
         CpuWindow& w = windows_.payload(entry.a);
         w.end_ns.store(now, std::memory_order_relaxed);
@@ -135,7 +135,7 @@ void WorkerStream::execute(const QueueEntry& entry) noexcept
         completions_.notify(entry.a);
         break;
     }
-    case kFence:
+    case MpscQueue::kFence:
         reinterpret_cast<SyncFence*>(entry.a)->arrive();
         break;
     default:

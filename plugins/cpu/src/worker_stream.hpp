@@ -41,22 +41,29 @@ public:
     // (out of memory); then nothing was queued.
     bool submit(lapse_work_fn fn, void* user) noexcept
     {
-        return push(kWork, reinterpret_cast<uint64_t>(fn), reinterpret_cast<uint64_t>(user));
+        return woken(queue_.push_wide(MpscQueue::kWork, reinterpret_cast<uint64_t>(fn), reinterpret_cast<uint64_t>(user)));
     }
-    bool mark_start(uint64_t id) noexcept { return push(kStart, id, 0); }
-    bool mark_end(uint64_t id) noexcept { return push(kEnd, id, 0); }
+    bool mark_start(uint64_t id) noexcept { return woken(queue_.push_marker(MpscQueue::kStart, key_of(id))); }
+    bool mark_end(uint64_t id) noexcept { return woken(queue_.push_marker(MpscQueue::kEnd, key_of(id))); }
 
     // [thread-safe] The window path's common case, split so that its caller
     // makes no call unless it must: try_mark_* queues the marker when the
     // ring has room (false: nothing queued, use mark_*), and needs_wake()
     // says whether the worker announced it sleeps (then wake() it).
-    bool try_mark_start(uint64_t id) noexcept { return queue_.try_push(kStart, id, 0); }
-    bool try_mark_end(uint64_t id) noexcept { return queue_.try_push(kEnd, id, 0); }
+    bool try_mark_start(uint64_t id) noexcept { return queue_.try_push_marker(MpscQueue::kStart, key_of(id)); }
+    bool try_mark_end(uint64_t id) noexcept { return queue_.try_push_marker(MpscQueue::kEnd, key_of(id)); }
     // seq_cst like the claim inside the push, so either the worker saw the
     // claim before it slept, or this sees it sleeping.
     bool needs_wake() const noexcept { return sleeping_.load(std::memory_order_seq_cst) != 0; }
     void wake() noexcept;
-    bool fence(SyncFence& fence) noexcept { return push(kFence, reinterpret_cast<uint64_t>(&fence), 0); }
+    bool fence(SyncFence& fence) noexcept
+    {
+        return woken(queue_.push_wide(MpscQueue::kFence, reinterpret_cast<uint64_t>(&fence), 0));
+    }
+
+    // The largest record index + 1 a marker can name: the device's table
+    // holds at most this many records.
+    static constexpr uint32_t max_windows = MpscQueue::max_key;
 
     // Cells the queue holds (memory accounting).
     std::size_t queue_cells() const noexcept { return queue_.cells_allocated(); }
@@ -66,11 +73,14 @@ public:
     bool is_current_thread() const noexcept;
 
 private:
-    enum : uint64_t { kWork = 1, kStart = 2, kEnd = 3, kFence = 4 };
+    // A marker names its window by the record's index + 1 (the id's low
+    // word), all that the worker's table calls read: the generation stays
+    // out of the queue, so a marker fits one 32-bit cell.
+    static uint32_t key_of(uint64_t id) noexcept { return static_cast<uint32_t>(id); }
 
-    bool push(uint64_t kind, uint64_t a, uint64_t b) noexcept
+    bool woken(bool queued) noexcept
     {
-        if (!queue_.push(kind, a, b)) [[unlikely]]
+        if (!queued) [[unlikely]]
             return false;
         if (needs_wake()) wake();
         return true;

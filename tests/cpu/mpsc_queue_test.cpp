@@ -1,0 +1,163 @@
+// The CPU plugin's stream queue on its own (compiled in from the plugin):
+// order, wide entries, wrap-around, growth, what a queued marker costs, and
+// many producers against one consumer (run under TSan by CI's subset).
+#include "mpsc_queue.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+using lapse::cpu::MpscQueue;
+using lapse::cpu::QueueEntry;
+
+namespace {
+
+// Entry i of a test sequence: markers and wide entries mixed, wide words
+// with both halves set (and zero halves, which a free cell also reads as).
+struct Expected {
+    uint32_t kind;
+    uint64_t a;
+    uint64_t b;
+};
+
+Expected expected_at(uint64_t i)
+{
+    switch (i % 4) {
+    case 0: return {MpscQueue::kStart, (i % MpscQueue::max_key) + 1, 0};
+    case 1: return {MpscQueue::kWork, 0xF00D000000000000u | i, i << 32};
+    case 2: return {MpscQueue::kEnd, MpscQueue::max_key - (i % 1000), 0};
+    default: return {MpscQueue::kFence, i, ~uint64_t{0}};
+    }
+}
+
+bool push_expected(MpscQueue& q, uint64_t i)
+{
+    const Expected e = expected_at(i);
+    if (e.kind == MpscQueue::kStart || e.kind == MpscQueue::kEnd)
+        return q.push_marker(e.kind, static_cast<uint32_t>(e.a));
+    return q.push_wide(e.kind, e.a, e.b);
+}
+
+void check_expected(const QueueEntry& got, uint64_t i)
+{
+    const Expected e = expected_at(i);
+    INFO("entry " << i);
+    CHECK(got.kind == e.kind);
+    CHECK(got.a == e.a);
+    CHECK(got.b == e.b);
+}
+
+}  // namespace
+
+TEST_CASE("the queue hands entries back in push order, markers and wide entries mixed, as its ring wraps", "[queue]")
+{
+    MpscQueue q(16);
+    QueueEntry got{};
+    CHECK_FALSE(q.pop(got));
+    CHECK_FALSE(q.has_claims());
+    // Three entries at a time (up to 11 cells) on a 16-cell ring, 2,000
+    // times: wide entries straddle the ring's end in every alignment.
+    uint64_t pushed = 0, popped = 0;
+    for (int round = 0; round < 2000; ++round) {
+        for (int k = 0; k < 3; ++k) REQUIRE(push_expected(q, pushed++));
+        CHECK(q.has_claims());
+        while (q.pop(got)) check_expected(got, popped++);
+        CHECK(popped == pushed);
+        CHECK_FALSE(q.has_claims());
+    }
+    // A consumer that keeps up never makes it grow.
+    CHECK(q.cells_allocated() == 16);
+}
+
+TEST_CASE("a full ring grows by linking a larger one, and the order holds across the segments", "[queue]")
+{
+    MpscQueue q(16);
+    constexpr uint64_t n = 5000;
+    for (uint64_t i = 0; i < n; ++i) REQUIRE(push_expected(q, i));
+    CHECK(q.cells_allocated() > 16);
+    QueueEntry got{};
+    for (uint64_t i = 0; i < n; ++i) {
+        REQUIRE(q.pop(got));
+        check_expected(got, i);
+    }
+    CHECK_FALSE(q.pop(got));
+    CHECK_FALSE(q.has_claims());
+    // Still usable after the growth.
+    REQUIRE(push_expected(q, 0));
+    REQUIRE(q.pop(got));
+    check_expected(got, 0);
+}
+
+TEST_CASE("a queued window marker costs one 4-byte cell: a million left queued hold about 4 MB", "[queue][memory]")
+{
+    MpscQueue q(4096);
+    constexpr uint32_t n = 1000000;
+    for (uint32_t i = 1; i <= n; ++i) REQUIRE(q.push_marker(MpscQueue::kStart, i));
+    const double bytes_per_marker = static_cast<double>(q.cells_allocated() * MpscQueue::cell_bytes) / n;
+    INFO("bytes per queued marker: " << bytes_per_marker);
+    // Doubling segments: at most twice what is queued, plus the first ring.
+    CHECK(bytes_per_marker >= 4.0);
+    CHECK(bytes_per_marker <= 8.0 + 4096.0 * 4 / n);
+    QueueEntry got{};
+    for (uint32_t i = 1; i <= n; ++i) {
+        REQUIRE(q.pop(got));
+        if (got.kind != MpscQueue::kStart || got.a != i) FAIL("marker " << i << " came back as kind " << got.kind << " key " << got.a);
+    }
+    CHECK_FALSE(q.pop(got));
+}
+
+TEST_CASE("four producers and one consumer: every entry arrives once, each producer's in its own order", "[queue][threads]")
+{
+    MpscQueue q(16);  // small, so that producers race over growing it
+    constexpr int producers = 4;
+    constexpr uint64_t per_producer = 20000;
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    for (int p = 0; p < producers; ++p) {
+        threads.emplace_back([&q, &go, p] {
+            while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+            for (uint64_t i = 0; i < per_producer; ++i) {
+                // Markers carry producer and sequence in their 30-bit key;
+                // wide entries in both words.
+                const uint32_t key = static_cast<uint32_t>(p) << 24 | static_cast<uint32_t>(i + 1);
+                const bool ok = i % 3 == 2 ? q.push_wide(MpscQueue::kWork, uint64_t(p) << 32 | (i + 1), ~(i + 1))
+                                           : q.push_marker(i % 3 == 0 ? MpscQueue::kStart : MpscQueue::kEnd, key);
+                if (!ok) std::abort();
+            }
+        });
+    }
+    std::vector<uint64_t> next(producers, 1);  // sequence (i + 1) expected next from each producer
+    uint64_t received = 0;
+    bool in_order = true;
+    go.store(true, std::memory_order_release);
+    QueueEntry got{};
+    while (received < producers * per_producer) {
+        if (!q.pop(got)) {
+            std::this_thread::yield();
+            continue;
+        }
+        uint64_t p = 0, seq = 0;
+        if (got.kind == MpscQueue::kWork) {
+            p = got.a >> 32;
+            seq = got.a & 0xFFFFFFFF;
+            if (got.b != ~seq) in_order = false;
+        } else {
+            p = got.a >> 24;
+            seq = got.a & 0xFFFFFF;
+        }
+        if (p >= producers || seq != next[p]) {
+            in_order = false;
+            break;
+        }
+        ++next[p];
+        ++received;
+    }
+    for (auto& t : threads) t.join();
+    CHECK(in_order);
+    CHECK(received == producers * per_producer);
+    CHECK_FALSE(q.pop(got));
+    CHECK_FALSE(q.has_claims());
+}
