@@ -1,6 +1,6 @@
 // fusion: a window closed without flush while its stream still held queued
 // ops says so (LAPSE_DURATION_WORK_QUEUED, with how many), and only then.
-#include "stack_support.hpp"
+#include "fusion_support.hpp"
 
 #include <array>
 
@@ -8,19 +8,6 @@ using namespace lapse;
 using namespace lapse::test;
 
 namespace {
-
-Device open_fusion(Runtime& runtime, int max_batch)
-{
-    return runtime.open(config(R"(
-[backend]
-plugin = "fusion"
-max_batch = )" + std::to_string(max_batch) + R"(
-[backend.inner]
-plugin = "cpu"
-mode = "stream"
-streams = 1
-)"));
-}
 
 constexpr auto kCost = 2ms;
 

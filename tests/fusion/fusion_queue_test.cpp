@@ -1,6 +1,6 @@
 // fusion: the queue itself — when ops reach the inner backend, in what
 // order, and that every accepted op runs exactly once.
-#include "stack_support.hpp"
+#include "fusion_support.hpp"
 
 #include <mutex>
 #include <thread>
@@ -9,22 +9,10 @@
 using namespace lapse;
 using namespace lapse::test;
 
-namespace {
-
-Device open_fusion(Runtime& runtime, int max_batch, std::string_view inner = R"(plugin = "cpu"
-mode = "stream"
-streams = 2)")
-{
-    return runtime.open(config("[backend]\nplugin = \"fusion\"\nmax_batch = " + std::to_string(max_batch) +
-                               "\n[backend.inner]\n" + std::string(inner) + "\n"));
-}
-
-}  // namespace
-
 TEST_CASE("fusion: ops stay queued until the batch fills, and sync drains", "[fusion]")
 {
     Runtime runtime = make_runtime();
-    Device dev = open_fusion(runtime, 8);
+    Device dev = open_fusion(runtime, 8, kTwoCpuStreams);
     std::atomic<int> ran{0};
     for (int i = 0; i < 5; ++i) dev.submit(0, [&] { ran.fetch_add(1); });
     std::this_thread::sleep_for(20ms);  // a worker that had them would have run them by now
@@ -42,7 +30,7 @@ TEST_CASE("fusion: ops stay queued until the batch fills, and sync drains", "[fu
 TEST_CASE("fusion: sync of every stream drains every queue", "[fusion]")
 {
     Runtime runtime = make_runtime();
-    Device dev = open_fusion(runtime, 64);
+    Device dev = open_fusion(runtime, 64, kTwoCpuStreams);
     std::atomic<int> ran{0};
     for (int i = 0; i < 3; ++i) {
         dev.submit(0, [&] { ran.fetch_add(1); });
@@ -56,7 +44,7 @@ TEST_CASE("fusion: ops run once each, in submission order, across batches and th
 {
     Runtime runtime = make_runtime();
     const int max_batch = GENERATE(1, 3, 64);
-    Device dev = open_fusion(runtime, max_batch);
+    Device dev = open_fusion(runtime, max_batch, kTwoCpuStreams);
     constexpr int kThreads = 2;
     constexpr int kPerThread = 500;
     std::mutex m;
@@ -85,7 +73,7 @@ TEST_CASE("fusion: closing runs what is still queued", "[fusion]")
     Runtime runtime = make_runtime();
     std::atomic<int> ran{0};
     {
-        Device dev = open_fusion(runtime, 64);
+        Device dev = open_fusion(runtime, 64, kTwoCpuStreams);
         for (int i = 0; i < 7; ++i) dev.submit(0, [&] { ran.fetch_add(1); });
         CHECK(ran.load() == 0);
         dev.close();
@@ -115,7 +103,7 @@ TEST_CASE("fusion: max_batch out of range is a config error naming the key", "[f
     Runtime runtime = make_runtime();
     const int bad = GENERATE(0, 65537);
     try {
-        open_fusion(runtime, bad);
+        open_fusion(runtime, bad, kTwoCpuStreams);
         FAIL("opened with max_batch = " << bad);
     } catch (const Error& e) {
         CHECK(e.status() == LAPSE_ERROR_CONFIG);

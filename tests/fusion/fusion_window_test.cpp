@@ -4,7 +4,7 @@
 // it should hold, and on the stamps themselves (the CPU plugin stamps
 // windows with CLOCK_MONOTONIC, as the work records itself), so a window
 // that reads the right length around the wrong work fails too.
-#include "stack_support.hpp"
+#include "fusion_support.hpp"
 
 #include <array>
 
@@ -12,19 +12,6 @@ using namespace lapse;
 using namespace lapse::test;
 
 namespace {
-
-Device open_fusion(Runtime& runtime, int max_batch)
-{
-    return runtime.open(config(R"(
-[backend]
-plugin = "fusion"
-max_batch = )" + std::to_string(max_batch) + R"(
-[backend.inner]
-plugin = "cpu"
-mode = "stream"
-streams = 1
-)"));
-}
 
 constexpr auto kCost = 4ms;
 
