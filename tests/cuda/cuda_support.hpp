@@ -21,7 +21,37 @@
 #error "LAPSE_FAKE_CUDA_DRIVER_PATH must name the built test double"
 #endif
 
+// The driver calls a host makes itself (the double exports them as the
+// real driver does).
+extern "C" {
+int cuCtxPushCurrent_v2(CUctx_st* ctx);
+int cuCtxPopCurrent_v2(CUctx_st** ctx);
+int cuStreamCreate(CUstream_st** out, unsigned int flags);
+int cuStreamDestroy_v2(CUstream_st* stream);
+}
+
 namespace lapse::test {
+
+// A stream the host creates in `ctx` (flags as cuStreamCreate takes them:
+// 1 non-blocking), destroyed at scope end or by reset().
+struct HostStream {
+    explicit HostStream(CUctx_st* ctx, unsigned int flags = 1)
+    {
+        REQUIRE(cuCtxPushCurrent_v2(ctx) == 0);
+        REQUIRE(cuStreamCreate(&stream, flags) == 0);
+        CUctx_st* popped = nullptr;
+        cuCtxPopCurrent_v2(&popped);
+    }
+    HostStream(const HostStream&) = delete;
+    HostStream& operator=(const HostStream&) = delete;
+    ~HostStream() { reset(); }
+    void reset()
+    {
+        if (stream != nullptr) cuStreamDestroy_v2(stream);
+        stream = nullptr;
+    }
+    CUstream_st* stream = nullptr;
+};
 
 inline fake_cuda_counters counters()
 {
@@ -75,6 +105,22 @@ struct FakeDevice {
     }
 
     const lapse_plugin& p() const { return *loaded.plugin(); }
+
+    // The plugin's context, as the stream extension hands it to a host.
+    CUctx_st* context()
+    {
+        CUctx_st* ctx = nullptr;
+        REQUIRE(ext->context(device, &ctx, nullptr) == LAPSE_OK);
+        return ctx;
+    }
+
+    // Registers a host's own stream; its index on the device.
+    lapse_stream register_stream(CUstream_st* host_stream)
+    {
+        lapse_stream index = 0;
+        REQUIRE(ext->register_stream(device, host_stream, &index, nullptr) == LAPSE_OK);
+        return index;
+    }
 
     CUstream_st* stream(lapse_stream s)
     {

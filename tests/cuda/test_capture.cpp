@@ -6,12 +6,6 @@
 
 using namespace lapse::test;
 
-extern "C" {
-int cuCtxPushCurrent_v2(CUctx_st* ctx);
-int cuCtxPopCurrent_v2(CUctx_st** ctx);
-int cuStreamCreate(CUstream_st** out, unsigned int flags);
-int cuStreamDestroy_v2(CUstream_st* stream);
-}
 using Catch::Matchers::Contains;
 
 namespace {
@@ -21,15 +15,9 @@ constexpr int64_t kMs = 1000000;
 TEST_CASE("cuda: profile_start on a capturing host stream is refused with the reason, harming nothing", "[cuda][capture]")
 {
     FakeDevice d;
-    CUctx_st* ctx = nullptr;
-    REQUIRE(d.ext->context(d.device, &ctx, nullptr) == LAPSE_OK);
-    CUstream_st* mine = nullptr;
-    REQUIRE(cuCtxPushCurrent_v2(ctx) == 0);
-    REQUIRE(cuStreamCreate(&mine, 1) == 0);
-    CUctx_st* popped = nullptr;
-    cuCtxPopCurrent_v2(&popped);
-    lapse_stream index = 0;
-    REQUIRE(d.ext->register_stream(d.device, mine, &index, nullptr) == LAPSE_OK);
+    HostStream host(d.context());
+    CUstream_st* mine = host.stream;
+    const lapse_stream index = d.register_stream(mine);
 
     lapse_token other = d.start(0);
     fake_cuda_set_capturing(mine, 1);  // the host captures a graph on its stream
@@ -49,7 +37,7 @@ TEST_CASE("cuda: profile_start on a capturing host stream is refused with the re
     d.end(after);
     CHECK(d.resolve(after).state == LAPSE_DURATION_READY);
     REQUIRE(d.ext->unregister_stream(d.device, index, nullptr) == LAPSE_OK);
-    cuStreamDestroy_v2(mine);
+    host.reset();
 }
 
 TEST_CASE("cuda: a window opened inside a capture on the device's own stream fails alone", "[cuda][capture]")

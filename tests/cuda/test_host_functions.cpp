@@ -11,12 +11,6 @@
 using namespace lapse::test;
 using Catch::Matchers::Contains;
 
-extern "C" {
-int cuCtxPushCurrent_v2(CUctx_st* ctx);
-int cuCtxPopCurrent_v2(CUctx_st** ctx);
-int cuStreamCreate(CUstream_st** out, unsigned int flags);
-int cuStreamDestroy_v2(CUstream_st* stream);
-}
 
 namespace {
 
@@ -114,16 +108,9 @@ TEST_CASE("cuda: host work the driver drops after a context error still runs onc
 TEST_CASE("cuda: closing drains host work pending on a host-owned stream before it returns", "[cuda][submit][extension]")
 {
     FakeDevice d({{"submit", std::string("host")}});
-    CUctx_st* ctx = nullptr;
-    REQUIRE(d.ext->context(d.device, &ctx, nullptr) == LAPSE_OK);
-    CUstream_st* mine = nullptr;
-    REQUIRE(cuCtxPushCurrent_v2(ctx) == 0);
-    REQUIRE(cuStreamCreate(&mine, 1) == 0);
-    CUctx_st* popped = nullptr;
-    cuCtxPopCurrent_v2(&popped);
-
-    lapse_stream index = 0;
-    REQUIRE(d.ext->register_stream(d.device, mine, &index, nullptr) == LAPSE_OK);
+    HostStream host(d.context());
+    CUstream_st* mine = host.stream;
+    const lapse_stream index = d.register_stream(mine);
     Box box;
     fake_cuda_hold(mine);
     REQUIRE(d.p().submit(d.device, index, &run_box, &box, nullptr) == LAPSE_OK);
@@ -140,7 +127,7 @@ TEST_CASE("cuda: closing drains host work pending on a host-owned stream before 
     CHECK(box.calls == 1);
     CHECK(box.on_driver_thread);
     CHECK(waited >= 40 * kMs);
-    cuStreamDestroy_v2(mine);
+    host.reset();
     CHECK(counters().streams_live == 0);
     CHECK(counters().events_live == 0);
 }
@@ -148,22 +135,16 @@ TEST_CASE("cuda: closing drains host work pending on a host-owned stream before 
 TEST_CASE("cuda: unregistering a host-owned stream waits for the host work submitted to it", "[cuda][submit][extension]")
 {
     FakeDevice d({{"submit", std::string("host")}});
-    CUctx_st* ctx = nullptr;
-    REQUIRE(d.ext->context(d.device, &ctx, nullptr) == LAPSE_OK);
-    CUstream_st* mine = nullptr;
-    REQUIRE(cuCtxPushCurrent_v2(ctx) == 0);
-    REQUIRE(cuStreamCreate(&mine, 1) == 0);
-    CUctx_st* popped = nullptr;
-    cuCtxPopCurrent_v2(&popped);
-    lapse_stream index = 0;
-    REQUIRE(d.ext->register_stream(d.device, mine, &index, nullptr) == LAPSE_OK);
+    HostStream host(d.context());
+    CUstream_st* mine = host.stream;
+    const lapse_stream index = d.register_stream(mine);
     Box box;
     REQUIRE(d.p().submit(d.device, index, &run_box, &box, nullptr) == LAPSE_OK);
     REQUIRE(d.ext->unregister_stream(d.device, index, nullptr) == LAPSE_OK);
     // Once unregistered the host may destroy the stream: nothing of ours is
     // pending on it any more.
     CHECK(box.calls == 1);
-    cuStreamDestroy_v2(mine);
+    host.reset();
 }
 
 TEST_CASE("cuda: host work of another stream can sit inside a window: the driver runs host functions one at a time", "[cuda][submit]")

@@ -6,13 +6,9 @@
 using namespace lapse::test;
 using Catch::Matchers::Contains;
 
-// The double's own entry points, for the test to play the host that owns a
-// CUDA stream (these are exported by libfake_cuda_driver.so, linked in).
+// More of the double's driver entry points, for the test to play the host
+// that owns a CUDA stream (exported by libfake_cuda_driver.so, linked in).
 extern "C" {
-int cuCtxPushCurrent_v2(CUctx_st* ctx);
-int cuCtxPopCurrent_v2(CUctx_st** ctx);
-int cuStreamCreate(CUstream_st** out, unsigned int flags);
-int cuStreamDestroy_v2(CUstream_st* stream);
 int cuStreamSynchronize(CUstream_st* stream);
 int cuDevicePrimaryCtxRetain(CUctx_st** ctx, int device);
 int cuDevicePrimaryCtxRelease_v2(int device);
@@ -21,19 +17,6 @@ int cuDevicePrimaryCtxRelease_v2(int device);
 namespace {
 
 constexpr int64_t kMs = 1000000;
-
-// A stream the host creates in `ctx`, destroyed at scope end.
-struct HostStream {
-    explicit HostStream(CUctx_st* ctx)
-    {
-        REQUIRE(cuCtxPushCurrent_v2(ctx) == 0);
-        REQUIRE(cuStreamCreate(&stream, 1) == 0);
-        CUctx_st* popped = nullptr;
-        cuCtxPopCurrent_v2(&popped);
-    }
-    ~HostStream() { cuStreamDestroy_v2(stream); }
-    CUstream_st* stream = nullptr;
-};
 
 }  // namespace
 
