@@ -7,6 +7,8 @@
 
 #include <lapse/core/scope.hpp>
 
+#include <unistd.h>
+
 #include <set>
 #include <stdexcept>
 #include <thread>
