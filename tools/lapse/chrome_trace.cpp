@@ -121,6 +121,11 @@ void put_us(std::string& out, int64_t ns)
     out += buf;
 }
 
+int64_t wrap_add(int64_t a, int64_t b) noexcept
+{
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
 int64_t since(int64_t t, int64_t origin)
 {
     const __int128 d = static_cast<__int128>(t) - origin;
@@ -129,22 +134,23 @@ int64_t since(int64_t t, int64_t origin)
 
 class TraceWriter {
 public:
-    TraceWriter(WindowInputs& inputs, std::ostream& out, ChromeTraceStats& stats)
-        : inputs_(inputs), out_(out), stats_(stats)
+    TraceWriter(RecordSource& source, std::ostream& out, ChromeTraceStats& stats)
+        : source_(source), merged_(source.input_count() > 1), out_(out), stats_(stats)
     {
     }
 
-    void run()
+    std::vector<InputInfo> run()
     {
         find_origins();
         out_ << "{\"traceEvents\":[\n";
-        inputs_.for_each([&](const InputWindow& w) { take(w); });
+        for_each_window(source_, [&](const RecordedWindow& w) { take(w); });
         while (!heap_.empty()) emit_next();
         finish();
+        return std::move(inputs_);
     }
 
 private:
-    int timeline_of(const InputWindow& w) const
+    int timeline_of(const RecordedWindow& w) const
     {
         if (w.method == TimingMethod::system) return host_threads;
         return w.domain == ClockDomain::host_monotonic ? host_streams : device_streams;
@@ -162,13 +168,28 @@ private:
         return static_cast<int>(input) * 4 + (timeline == handoffs ? host_threads : timeline);
     }
 
+    // Several inputs share one timeline: host stamps on CLOCK_REALTIME.
+    int64_t shift_of(const RecordedWindow& w) const
+    {
+        if (!merged_ || w.domain != ClockDomain::host_monotonic || w.input >= shifts_.size()) return 0;
+        return shifts_[w.input];
+    }
+
+    // The first pass: each timeline's origin, and every input's description.
     void find_origins()
     {
-        inputs_.for_each([&](const InputWindow& w) {
-            if (w.state != DurationState::ready) return;
-            int64_t& o = origin_of(w.input, timeline_of(w));
-            o = std::min(o, w.start_ns);
-        });
+        source_.rewind();
+        RecordedWindow w;
+        while (source_.next_input()) {
+            const InputInfo& info = source_.info();
+            shifts_.push_back(info.realtime_minus_monotonic_ns.value_or(0));
+            while (source_.next_record(w)) {
+                if (w.state != DurationState::ready) continue;
+                int64_t& o = origin_of(w.input, timeline_of(w));
+                o = std::min(o, wrap_add(w.start_ns, shift_of(w)));
+            }
+            inputs_.push_back(info);
+        }
     }
 
     uint32_t intern(std::string_view name)
@@ -181,7 +202,7 @@ private:
         return id;
     }
 
-    void take(const InputWindow& w)
+    void take(const RecordedWindow& w)
     {
         if (w.state == DurationState::failed) {
             ++stats_.failed;
@@ -192,7 +213,8 @@ private:
             return;
         }
         const int timeline = timeline_of(w);
-        Pending p{w.start_ns, std::max(w.end_ns, w.start_ns), intern(w.name), w.input,
+        const int64_t shift = shift_of(w), start = wrap_add(w.start_ns, shift), end = wrap_add(w.end_ns, shift);
+        Pending p{start, std::max(end, start), intern(w.name), w.input,
                   TrackKey{w.input, timeline, timeline == host_threads ? w.thread : w.stream}, w.stream, w.thread,
                   w.close_thread, w.method, w.domain, w.flags};
         heap_.push(p);
@@ -220,13 +242,13 @@ private:
     {
         const int pid = pid_of(input, timeline);
         if (!named_processes_.insert(pid).second) return;
-        const InputSummary& s = inputs_.summaries()[input];
+        const InputInfo& s = inputs_[input];
         std::string plugin = s.backend.plugin.empty() ? std::string("device") : s.backend.plugin;
         std::string name = timeline == device_streams ? plugin + " streams (device clock: own timeline, not aligned with host)"
                            : timeline == host_streams ? plugin + " streams (host clock)"
                                                       : "host threads";
-        if (inputs_.merged())
-            name = (s.capture ? s.header.program + " (pid " + std::to_string(s.header.pid) + ")" : s.file) + ": " + name;
+        if (merged_)
+            name = (s.capture ? s.header.program + " (pid " + std::to_string(s.header.pid) + ")" : s.path) + ": " + name;
         meta("process_name", pid, -1, "name", name, 0);
         meta("process_sort_index", pid, -1, "sort_index", "", pid);
     }
@@ -378,7 +400,7 @@ private:
     void finish()
     {
         std::string o = "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"lapse export\"";
-        const InputSummary& s = inputs_.summaries().front();
+        const InputInfo& s = inputs_.front();
         o += ",\"plugin\":";
         put_string(o, s.backend.plugin);
         o += ",\"plugin_version\":";
@@ -388,14 +410,14 @@ private:
         o += ",\"windows_not_measured\":" + std::to_string(stats_.not_measured);
         o += ",\"windows_failed\":" + std::to_string(stats_.failed);
         if (host_origin_ != no_origin) o += ",\"host_origin_ns\":" + std::to_string(host_origin_);
-        if (inputs_.merged()) o += ",\"host_clock\":\"CLOCK_REALTIME (inputs merged by their anchors)\"";
+        if (merged_) o += ",\"host_clock\":\"CLOCK_REALTIME (inputs merged by their anchors)\"";
         if (!device_origin_.empty() && device_origin_[0] != no_origin)
             o += ",\"device_origin_ns\":" + std::to_string(device_origin_[0]);
         uint64_t dropped = 0;
         bool cut = false;
-        for (const InputSummary& in : inputs_.summaries()) {
-            dropped += in.dropped_total;
-            cut = cut || !in.complete;
+        for (const InputInfo& in : inputs_) {
+            dropped += in.dropped;
+            cut = cut || in.cut_short;
         }
         o += ",\"windows_dropped\":" + std::to_string(dropped);
         o += std::string(",\"cut_short\":") + (cut ? "true" : "false");
@@ -403,7 +425,10 @@ private:
         out_ << o;
     }
 
-    WindowInputs& inputs_;
+    RecordSource& source_;
+    const bool merged_;
+    std::vector<InputInfo> inputs_;  // from the first pass
+    std::vector<int64_t> shifts_;    // per input: its host monotonic -> CLOCK_REALTIME
     std::ostream& out_;
     ChromeTraceStats& stats_;
     int64_t host_origin_ = no_origin;
@@ -428,20 +453,17 @@ private:
 
 }  // namespace
 
-void write_chrome_trace(WindowInputs& inputs, std::ostream& out, ChromeTraceStats& stats)
+std::vector<InputInfo> write_chrome_trace(RecordSource& source, std::ostream& out, ChromeTraceStats& stats)
 {
     stats = {};
-    TraceWriter(inputs, out, stats).run();
+    return TraceWriter(source, out, stats).run();
 }
 
 nlohmann::ordered_json chrome_trace(const Session& session, ChromeTraceStats& stats)
 {
-    auto copy = std::make_shared<Session>();
-    copy->set_backend(session.backend());
-    for (WindowRecord& w : session.windows()) copy->add(std::move(w));
-    WindowInputs inputs(std::shared_ptr<const Session>(std::move(copy)));
+    auto source = open_record_source(session);
     std::ostringstream text;
-    write_chrome_trace(inputs, text, stats);
+    write_chrome_trace(*source, text, stats);
     return nlohmann::ordered_json::parse(text.str());
 }
 

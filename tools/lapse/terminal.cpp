@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <unistd.h>
 
 namespace lapse::cli {
@@ -76,6 +77,24 @@ std::string terminal_text(std::string_view text)
     return out;
 }
 
+std::string printable(std::string_view text)
+{
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        uint32_t cp = 0;
+        const std::size_t n = utf8_sequence(text, i, cp);
+        if (n == 0 || cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F)) {
+            out += '?';  // a C1 control (CSI is U+009B): one '?' for the whole character
+            i += n == 0 ? 1 : n;
+            continue;
+        }
+        out.append(text.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
 std::string utf8_text(std::string_view text)
 {
     std::string out;
@@ -113,6 +132,18 @@ void Progress::done()
     std::fprintf(stderr, "\r\033[K");
     std::fflush(stderr);
     shown_ = false;
+}
+
+std::string utc_time(int64_t realtime_ns)
+{
+    if (realtime_ns < 0) return std::to_string(realtime_ns) + " ns";
+    const std::time_t secs = static_cast<std::time_t>(realtime_ns / 1000000000);
+    std::tm tm{};
+    if (gmtime_r(&secs, &tm) == nullptr) return std::to_string(realtime_ns) + " ns";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>((realtime_ns % 1000000000) / 1000000));
+    return buf;
 }
 
 std::string human_duration(double ns)
