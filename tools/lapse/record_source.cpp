@@ -131,8 +131,7 @@ private:
 
     bool next_captured(RecordedWindow& out)
     {
-        CapturedWindow w;
-        if (!capture_->next(w)) {
+        if (!capture_->next(out)) {  // a RecordedWindow is the capture's window and its input
             // The tail is known now.
             take_sources();
             info_.dropped = capture_->dropped_total();
@@ -143,22 +142,9 @@ private:
             return false;
         }
         if (info_.backend.plugin.empty()) take_sources();
-        out.name = w.name;
         out.input = static_cast<uint32_t>(current_);
-        out.source = w.source;
-        out.stream = w.stream;
-        out.thread = w.thread;
-        out.close_thread = w.close_thread;
-        out.state = w.state;
-        out.method = w.method;
-        out.domain = w.domain;
-        out.start_ns = w.start_ns;
-        out.end_ns = w.end_ns;
-        out.failure = w.failure;
-        out.cause = w.cause;
-        out.flags = w.flags;
         ++info_.windows;
-        if ((w.flags & LAPSE_DURATION_WORK_QUEUED) != 0) ++info_.unflushed;
+        if ((out.flags & LAPSE_DURATION_WORK_QUEUED) != 0) ++info_.unflushed;
         return true;
     }
 

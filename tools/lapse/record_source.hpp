@@ -39,23 +39,13 @@
 
 namespace lapse::cli {
 
-// One recorded window. The strings it views are valid until the next
-// next_record() or next_input() of the source that filled it.
-struct RecordedWindow {
-    std::string_view name;
-    uint32_t input = 0;   // the input's index (what next_input() returned)
-    uint32_t source = 0;  // the device within the input (CaptureSource::id; 0 in a session)
-    Stream stream = 0;
-    uint64_t thread = 0;        // the OS thread that opened it
-    uint64_t close_thread = 0;  // the one that closed it (the opener's where not recorded)
-    DurationState state = DurationState::not_measured;
-    TimingMethod method = TimingMethod::none;
-    ClockDomain domain = ClockDomain::none;
-    int64_t start_ns = 0;  // when ready
-    int64_t end_ns = 0;
-    lapse_status failure = LAPSE_OK;  // when failed
-    std::string_view cause;           // why it failed or was not measured, when recorded
-    uint64_t flags = 0;  // LAPSE_DURATION_* of a ready window (work left queued, earlier work held)
+// One recorded window: a capture's window (lapse::CapturedWindow: a
+// session's record has the same fields, but for `source` and `cause`, left
+// empty) and the input it came from. The strings it views are valid until
+// the next next_record() or next_input() of the source that filled it;
+// close_thread is the opener's where the input does not record it.
+struct RecordedWindow : CapturedWindow {
+    uint32_t input = 0;  // the input's index (what next_input() returned)
 
     // Never negative, never overflowing.
     int64_t ns() const noexcept

@@ -55,62 +55,49 @@ void append_hex(std::string& out, unsigned char b)
     out += hex[b & 15];
 }
 
+// `text` with each byte that is not part of valid UTF-8 (one at a time) and
+// each whole character `unwanted` rejects handed to `substitute` instead.
+template <class Unwanted, class Substitute>
+std::string substituted(std::string_view text, Unwanted unwanted, Substitute substitute)
+{
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        uint32_t cp = 0;
+        const std::size_t n = utf8_sequence(text, i, cp);
+        const std::string_view bytes = text.substr(i, n == 0 ? 1 : n);
+        if (n == 0 || unwanted(cp))
+            substitute(out, bytes);
+        else
+            out.append(bytes);
+        i += bytes.size();
+    }
+    return out;
+}
+
+// C0, DEL and C1 (CSI is U+009B).
+bool is_control(uint32_t cp) { return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F); }
+
 }  // namespace
 
 std::string terminal_text(std::string_view text)
 {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size();) {
-        uint32_t cp = 0;
-        const std::size_t n = utf8_sequence(text, i, cp);
-        const bool control = n > 0 && ((cp < 0x20 && cp != '\t') || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F));
-        if (n == 0 || control) {
-            const std::size_t bytes = n == 0 ? 1 : n;
-            for (std::size_t k = 0; k < bytes; ++k) append_hex(out, static_cast<unsigned char>(text[i + k]));
-            i += bytes;
-            continue;
-        }
-        out.append(text.substr(i, n));
-        i += n;
-    }
-    return out;
+    return substituted(
+        text, [](uint32_t cp) { return is_control(cp) && cp != '\t'; },
+        [](std::string& out, std::string_view bytes) {
+            for (const char b : bytes) append_hex(out, static_cast<unsigned char>(b));
+        });
 }
 
 std::string printable(std::string_view text)
 {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size();) {
-        uint32_t cp = 0;
-        const std::size_t n = utf8_sequence(text, i, cp);
-        if (n == 0 || cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F)) {
-            out += '?';  // a C1 control (CSI is U+009B): one '?' for the whole character
-            i += n == 0 ? 1 : n;
-            continue;
-        }
-        out.append(text.substr(i, n));
-        i += n;
-    }
-    return out;
+    return substituted(text, is_control, [](std::string& out, std::string_view) { out += '?'; });
 }
 
 std::string utf8_text(std::string_view text)
 {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size();) {
-        uint32_t cp = 0;
-        const std::size_t n = utf8_sequence(text, i, cp);
-        if (n == 0) {
-            out += "\xEF\xBF\xBD";  // U+FFFD
-            ++i;
-            continue;
-        }
-        out.append(text.substr(i, n));
-        i += n;
-    }
-    return out;
+    return substituted(
+        text, [](uint32_t) { return false; }, [](std::string& out, std::string_view) { out += "\xEF\xBF\xBD"; });
 }
 
 Progress::Progress() : enabled_(isatty(STDERR_FILENO) == 1 && std::getenv("LAPSE_NO_PROGRESS") == nullptr) {}
