@@ -302,20 +302,8 @@ void print_table(const Report& report, const std::vector<InputInfo>& inputs)
         if (any_held_earlier) c.push_back(std::to_string(r.held_earlier));
         cells.push_back(std::move(c));
     }
-    std::vector<std::size_t> width(cells[0].size(), 0);
-    for (const auto& row : cells)
-        for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-    for (const auto& row : cells) {
-        std::string line;
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            // Names left-aligned, numbers right-aligned.
-            const std::string pad(width[i] - row[i].size(), ' ');
-            line += i == 0 || i == 8 ? row[i] + pad : pad + row[i];
-            if (i + 1 < row.size()) line += "  ";
-        }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        std::cout << line << '\n';
-    }
+    // The name and the method left-aligned.
+    print_columns(std::cout, cells, [](std::size_t i, std::size_t) { return i == 0 || i == 8; });
     if (any_unflushed)
         std::cout << "(*: windows closed without flush over a batching backend while their work was still\n"
                      "    queued: their numbers cover only the work that ran before they closed)\n";

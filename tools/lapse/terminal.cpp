@@ -1,6 +1,8 @@
 #include "terminal.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -131,6 +133,26 @@ std::string utc_time(int64_t realtime_ns)
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                   tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>((realtime_ns % 1000000000) / 1000000));
     return buf;
+}
+
+void print_columns(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                   bool (*left)(std::size_t column, std::size_t row_size))
+{
+    std::vector<std::size_t> width;
+    for (const auto& row : rows) {
+        if (width.size() < row.size()) width.resize(row.size(), 0);
+        for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    }
+    for (const auto& row : rows) {
+        std::string line;
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            const std::string pad(width[i] - row[i].size(), ' ');
+            line += left(i, row.size()) ? row[i] + pad : pad + row[i];
+            if (i + 1 < row.size()) line += "  ";
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out << line << '\n';
+    }
 }
 
 std::string human_duration(double ns)

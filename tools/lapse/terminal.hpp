@@ -3,9 +3,12 @@
 // and human-readable durations and times.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lapse::cli {
 
@@ -56,6 +59,12 @@ std::string json_text(const Json& j, int indent = 2)
 
 // "2026-12-01 09:40:36.123 UTC" for CLOCK_REALTIME ns.
 std::string utc_time(int64_t realtime_ns);
+
+// Rows of cells as aligned columns two spaces apart, trailing spaces cut, a
+// line each: the columns `left(column, row_size)` names left-aligned (the
+// names), the others right-aligned (the numbers).
+void print_columns(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                   bool (*left)(std::size_t column, std::size_t row_size));
 
 // "812 ns", "12.345 us", "3.210 ms", "1.500 s": three decimals, unit chosen
 // by magnitude.

@@ -42,14 +42,10 @@ void api_windows(benchmark::State& st, Context& ctx, bool named)
     Recording r;
     const auto file = scratch_file("named.lapse-capture");
     try {
-        if (named) {
-            CaptureOptions o;
-            o.path = file;
-            o.budget_bytes = 256u << 20;
-            r = open_recording(ctx, o);
-        } else {
+        if (named)
+            r = open_recording(ctx, budgeted_capture(file));
+        else
             r.device = ctx.runtime->open(ctx.config(ctx.subject_config));
-        }
     } catch (const std::exception& e) {
         st.SkipWithError(e.what());
         return;

@@ -21,9 +21,7 @@ void recorded_windows(benchmark::State& st, Context& ctx, bool metrics)
     const auto file = scratch_file(metrics ? "metrics.lapse-capture" : "plain.lapse-capture");
     Recording r;
     try {
-        CaptureOptions o;
-        o.path = file;
-        o.budget_bytes = 256u << 20;
+        CaptureOptions o = budgeted_capture(file);
         if (metrics) o.metrics.listen = "127.0.0.1:0";
         r = open_recording(ctx, o);
     } catch (const std::exception& e) {

@@ -26,6 +26,16 @@ inline std::filesystem::path scratch_file(const std::string& leaf)
     return std::filesystem::temp_directory_path() / ("lapse-bench-" + std::to_string(::getpid()) + "-" + leaf);
 }
 
+// The options of the caller's-cost figures: a budget no batch fills, so
+// nothing is dropped and nothing blocks.
+inline CaptureOptions budgeted_capture(const std::filesystem::path& file)
+{
+    CaptureOptions o;
+    o.path = file;
+    o.budget_bytes = 256u << 20;
+    return o;
+}
+
 struct Recording {
     Device device;
     std::shared_ptr<Capture> capture;
