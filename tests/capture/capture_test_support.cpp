@@ -10,6 +10,14 @@ lapse::Config cpu_config(int streams)
                                       "<capture test>", {});
 }
 
+std::shared_ptr<lapse::Capture> open_capture(const std::filesystem::path& file, uint64_t budget_bytes)
+{
+    lapse::CaptureOptions o;
+    o.path = file;
+    o.budget_bytes = budget_bytes;
+    return lapse::Capture::open(std::move(o));
+}
+
 std::map<std::string, uint64_t> ReadBack::count_by_name() const
 {
     std::map<std::string, uint64_t> out;

@@ -24,6 +24,10 @@ using lapse_test::write_file;
 // The CPU plugin, `streams` streams.
 lapse::Config cpu_config(int streams = 2);
 
+// A capture into `file`, holding at most `budget_bytes` in memory.
+std::shared_ptr<lapse::Capture> open_capture(const std::filesystem::path& file,
+                                             uint64_t budget_bytes = lapse::CaptureOptions{}.budget_bytes);
+
 // Every window of a capture, read back (names copied).
 struct ReadWindow {
     std::string name;

@@ -15,17 +15,6 @@
 
 using namespace capture_test;
 
-namespace {
-
-std::shared_ptr<lapse::Capture> open_capture(const std::filesystem::path& file)
-{
-    lapse::CaptureOptions o;
-    o.path = file;
-    return lapse::Capture::open(std::move(o));
-}
-
-}  // namespace
-
 TEST_CASE("1000 named windows whose Durations are dropped unresolved are 1000 windows in the capture", "[capture][recording]")
 {
     TempDir dir;
