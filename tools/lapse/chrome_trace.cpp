@@ -1,6 +1,7 @@
 #include "chrome_trace.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <limits>
@@ -109,6 +110,16 @@ void put_string(std::string& out, std::string_view s)
         }
     }
     out += '"';
+}
+
+// `key` then the decimal `value`, with no temporary string (a window's
+// line is a handful of these).
+template <class Int>
+void put_int(std::string& out, std::string_view key, Int value)
+{
+    char buf[24];
+    out += key;
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, value).ptr);
 }
 
 // Microseconds with ns precision, from a wrapping-safe difference.
@@ -328,18 +339,21 @@ private:
         put_string(o, name);
         o += ",\"cat\":\"";
         o += args != nullptr ? "window" : "handoff";
-        o += "\",\"ph\":\"X\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
+        put_int(o, "\",\"ph\":\"X\",\"pid\":", pid);
+        put_int(o, ",\"tid\":", tid);
+        o += ",\"ts\":";
         put_us(o, ts);
         o += ",\"dur\":";
         put_us(o, dur);
         if (args != nullptr) {
-            o += ",\"args\":{\"stream\":" + std::to_string(args->stream) + ",\"thread\":" + std::to_string(args->thread);
-            if (args->close_thread != args->thread) o += ",\"close_thread\":" + std::to_string(args->close_thread);
+            put_int(o, ",\"args\":{\"stream\":", args->stream);
+            put_int(o, ",\"thread\":", args->thread);
+            if (args->close_thread != args->thread) put_int(o, ",\"close_thread\":", args->close_thread);
             o += ",\"method\":\"";
             o += to_string(args->method);
             o += "\",\"clock\":\"";
             o += to_string(args->domain);
-            o += "\",\"duration_ns\":" + std::to_string(dur);
+            put_int(o, "\",\"duration_ns\":", dur);
             // Only when set: a window that holds less or more than its own work.
             if ((args->flags & LAPSE_DURATION_WORK_QUEUED) != 0) o += ",\"work_left_queued\":true";
             if ((args->flags & LAPSE_DURATION_HOLDS_EARLIER_WORK) != 0) o += ",\"holds_earlier_work\":true";
@@ -355,7 +369,9 @@ private:
         o.clear();
         o += "{\"name\":\"handoff\",\"cat\":\"handoff\",\"ph\":\"";
         o += phase;
-        o += "\",\"id\":" + std::to_string(id) + ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid);
+        put_int(o, "\",\"id\":", id);
+        put_int(o, ",\"pid\":", pid);
+        put_int(o, ",\"tid\":", tid);
         if (phase == 'f') o += ",\"bp\":\"e\"";
         o += ",\"ts\":";
         put_us(o, ts);
