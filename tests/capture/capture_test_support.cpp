@@ -1,33 +1,21 @@
 #include "capture_test_support.hpp"
 
-#include <catch2/catch.hpp>
-
-#include <unistd.h>
-
-#include <fstream>
-#include <random>
 #include <sstream>
 
 namespace capture_test {
-
-TempDir::TempDir()
-{
-    std::random_device rd;
-    path = std::filesystem::temp_directory_path() /
-           ("lapse-capture-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    std::filesystem::create_directories(path);
-}
-
-TempDir::~TempDir()
-{
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-}
 
 lapse::Config cpu_config(int streams)
 {
     return lapse::Config::from_string("[backend]\nplugin = \"cpu\"\nstreams = " + std::to_string(streams) + "\n",
                                       "<capture test>", {});
+}
+
+std::shared_ptr<lapse::Capture> open_capture(const std::filesystem::path& file, uint64_t budget_bytes)
+{
+    lapse::CaptureOptions o;
+    o.path = file;
+    o.budget_bytes = budget_bytes;
+    return lapse::Capture::open(std::move(o));
 }
 
 std::map<std::string, uint64_t> ReadBack::count_by_name() const
@@ -64,20 +52,6 @@ ReadBack read_all(const std::string& bytes)
 {
     lapse::CaptureReader reader(std::make_unique<std::istringstream>(bytes), "<memory>");
     return read_from(reader);
-}
-
-std::string file_bytes(const std::filesystem::path& file)
-{
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-void write_bytes(const std::filesystem::path& file, const std::string& bytes)
-{
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out << bytes;
 }
 
 }  // namespace capture_test

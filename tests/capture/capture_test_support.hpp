@@ -1,7 +1,9 @@
-// Helpers shared by the capture tests.
+// Helpers shared by the capture tests, beside the ones every suite shares
+// (<lapse_test/test_support.hpp>: TempDir, read_file, write_file).
 #pragma once
 
 #include <lapse/core.hpp>
+#include <lapse_test/test_support.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -15,17 +17,16 @@
 
 namespace capture_test {
 
-// A fresh folder under the system temp dir, removed on destruction.
-struct TempDir {
-    TempDir();
-    ~TempDir();
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    std::filesystem::path path;
-};
+using lapse_test::read_file;
+using lapse_test::TempDir;
+using lapse_test::write_file;
 
 // The CPU plugin, `streams` streams.
 lapse::Config cpu_config(int streams = 2);
+
+// A capture into `file`, holding at most `budget_bytes` in memory.
+std::shared_ptr<lapse::Capture> open_capture(const std::filesystem::path& file,
+                                             uint64_t budget_bytes = lapse::CaptureOptions{}.budget_bytes);
 
 // Every window of a capture, read back (names copied).
 struct ReadWindow {
@@ -45,9 +46,6 @@ struct ReadBack {
 };
 ReadBack read_all(const std::filesystem::path& file);
 ReadBack read_all(const std::string& bytes);
-
-std::string file_bytes(const std::filesystem::path& file);
-void write_bytes(const std::filesystem::path& file, const std::string& bytes);
 
 // TEST DOUBLE of a capture sink: keeps the bytes in memory, and sleeps
 // `delay` on every write, so that the collector cannot keep up (the disk

@@ -10,18 +10,6 @@
 
 using namespace capture_test;
 
-namespace {
-
-std::shared_ptr<lapse::Capture> open_capture(const std::filesystem::path& file, uint64_t budget = 4u << 20)
-{
-    lapse::CaptureOptions o;
-    o.path = file;
-    o.budget_bytes = budget;
-    return lapse::Capture::open(std::move(o));
-}
-
-}  // namespace
-
 TEST_CASE("threads that exit right after their windows still have every window recorded", "[capture][channels][threads]")
 {
     TempDir dir;

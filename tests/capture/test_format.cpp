@@ -98,7 +98,7 @@ TEST_CASE("a capture cut short mid-chunk reads up to its last complete chunk and
 TEST_CASE("bytes that are not a capture are refused with the file named", "[capture][format]")
 {
     TempDir dir;
-    write_bytes(dir.path / "not.lapse-capture", "22 serialization::archive 19 0 0");
+    write_file(dir.path / "not.lapse-capture", "22 serialization::archive 19 0 0");
     try {
         lapse::CaptureReader reader(dir.path / "not.lapse-capture");
         FAIL("no error");
@@ -129,7 +129,7 @@ TEST_CASE("a host SIGKILLed mid-run leaves a capture readable to its last comple
         ::_exit(3);
     }
     // Wait for a few chunks, then kill it without warning.
-    for (int i = 0; i < 500 && file_bytes(file).size() < 200000; ++i) ::usleep(10000);
+    for (int i = 0; i < 500 && read_file(file).size() < 200000; ++i) ::usleep(10000);
     ::kill(child, SIGKILL);
     int status = 0;
     ::waitpid(child, &status, 0);

@@ -7,22 +7,13 @@
 
 #include <lapse/core/scope.hpp>
 
+#include <unistd.h>
+
 #include <set>
 #include <stdexcept>
 #include <thread>
 
 using namespace capture_test;
-
-namespace {
-
-std::shared_ptr<lapse::Capture> open_capture(const std::filesystem::path& file)
-{
-    lapse::CaptureOptions o;
-    o.path = file;
-    return lapse::Capture::open(std::move(o));
-}
-
-}  // namespace
 
 TEST_CASE("1000 named windows whose Durations are dropped unresolved are 1000 windows in the capture", "[capture][recording]")
 {

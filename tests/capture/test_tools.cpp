@@ -35,7 +35,7 @@ Run run(const std::string& args, const std::filesystem::path& scratch)
     while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
     const int status = ::pclose(p);
     r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = file_bytes(err_file);
+    r.err = read_file(err_file);
     return r;
 }
 
@@ -93,7 +93,7 @@ TEST_CASE("tools: report says a SIGKILLed host's capture was cut short, and when
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     REQUIRE(::posix_spawn(&child, LAPSE_CLI, &actions, nullptr, const_cast<char**>(argv), environ) == 0);
     posix_spawn_file_actions_destroy(&actions);
-    for (int i = 0; i < 1000 && file_bytes(file).size() < 4000; ++i) ::usleep(10000);
+    for (int i = 0; i < 1000 && read_file(file).size() < 4000; ++i) ::usleep(10000);
     ::usleep(300000);
     ::kill(child, SIGKILL);
     int status = 0;
@@ -183,7 +183,7 @@ TEST_CASE("tools: windows dropped past the budget are printed where nobody can m
     capture->close();
     REQUIRE(capture->stats().dropped > 0);
     const auto file = dir.path / "dropped.lapse-capture";
-    write_bytes(file, sink->bytes());
+    write_file(file, sink->bytes());
     const Run r = run("report " + q(file), dir.path);
     REQUIRE(r.status == 0);
     CHECK_THAT(r.out, Catch::Contains("DROPPED: " + std::to_string(capture->stats().dropped) + " windows"));

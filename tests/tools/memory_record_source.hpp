@@ -1,7 +1,7 @@
-// A test double for RecordSource: records and input descriptions held in
-// memory. It stands in for a capture reader that records what session
-// archives cannot (clock anchors, dropped counts), so the consumers' use of
-// those fields is tested before that reader exists.
+// A TEST DOUBLE for RecordSource: records and input descriptions held in
+// memory. It stands in for an input format that records what session
+// archives cannot (device clock anchors, dropped counts), so the
+// consumers' use of those fields is tested without such a file.
 #pragma once
 
 #include "record_source.hpp"
@@ -19,13 +19,6 @@ public:
     explicit MemoryRecordSource(std::vector<Input> inputs) : inputs_(std::move(inputs)) {}
 
     std::size_t input_count() const override { return inputs_.size(); }
-    // No files behind it: formats that read files themselves (chrome) do
-    // not take a memory source.
-    const std::vector<std::string>& paths() const override
-    {
-        static const std::vector<std::string> none;
-        return none;
-    }
     std::optional<std::size_t> next_input() override
     {
         current_ = started_ ? current_ + 1 : 0;
@@ -35,11 +28,16 @@ public:
         return current_;
     }
     const cli::InputInfo& info() const override { return inputs_[current_].info; }
-    bool next_record(WindowRecord& out) override
+    bool next_record(cli::RecordedWindow& out) override
     {
         if (next_ >= inputs_[current_].records.size()) return false;
-        out = inputs_[current_].records[next_++];
+        out = cli::recorded(inputs_[current_].records[next_++], static_cast<uint32_t>(current_));
         return true;
+    }
+    void rewind() override
+    {
+        started_ = false;
+        current_ = next_ = 0;
     }
 
 private:

@@ -1,6 +1,7 @@
 // Chrome trace export: tracks, nesting, overlap lanes, clock domains, and
 // the windows that have no interval.
 #include "chrome_trace.hpp"
+#include "session_maker.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -9,23 +10,9 @@
 #include <string>
 
 using namespace lapse;
+using lapse::test::make_window;
 
 namespace {
-
-WindowRecord ready(std::string name, uint64_t thread, Stream stream, TimingMethod method, ClockDomain domain,
-                   int64_t start, int64_t end)
-{
-    WindowRecord w;
-    w.name = std::move(name);
-    w.thread = thread;
-    w.stream = stream;
-    w.method = method;
-    w.state = DurationState::ready;
-    w.domain = domain;
-    w.start_ns = start;
-    w.end_ns = end;
-    return w;
-}
 
 const nlohmann::json* slice(const nlohmann::json& trace, const std::string& name)
 {
@@ -49,13 +36,13 @@ TEST_CASE("chrome trace: tracks, nesting, overlap lanes and device clocks", "[ex
     Session session;
     session.set_backend({"cpu", "0.1.0", "cpu (2 worker streams)", 2, 0});
     // Host thread 111, system time: outer contains inner.
-    session.add(ready("outer", 111, 0, TimingMethod::system, ClockDomain::host_monotonic, 1'000, 10'000));
-    session.add(ready("inner", 111, 0, TimingMethod::system, ClockDomain::host_monotonic, 2'000, 3'000));
+    session.add(make_window("outer", 111, 0, TimingMethod::system, ClockDomain::host_monotonic, 1'000, 10'000));
+    session.add(make_window("inner", 111, 0, TimingMethod::system, ClockDomain::host_monotonic, 2'000, 3'000));
     // Stream 0, device windows on the host clock: A and B overlap without nesting.
-    session.add(ready("A", 111, 0, TimingMethod::device, ClockDomain::host_monotonic, 5'000, 8'000));
-    session.add(ready("B", 222, 0, TimingMethod::device, ClockDomain::host_monotonic, 6'000, 9'000));
+    session.add(make_window("A", 111, 0, TimingMethod::device, ClockDomain::host_monotonic, 5'000, 8'000));
+    session.add(make_window("B", 222, 0, TimingMethod::device, ClockDomain::host_monotonic, 6'000, 9'000));
     // Stream 1, on the device's own clock.
-    session.add(ready("dev", 111, 1, TimingMethod::device, ClockDomain::device, 500'000, 500'250));
+    session.add(make_window("dev", 111, 1, TimingMethod::device, ClockDomain::device, 500'000, 500'250));
     WindowRecord lost;
     lost.name = "lost";
     lost.state = DurationState::not_measured;
@@ -117,9 +104,9 @@ TEST_CASE("chrome trace: tracks, nesting, overlap lanes and device clocks", "[ex
 TEST_CASE("chrome trace: equal starts put the longer window outside", "[export]")
 {
     Session session;
-    session.add(ready("short", 7, 0, TimingMethod::device, ClockDomain::host_monotonic, 0, 10));
-    session.add(ready("long", 7, 0, TimingMethod::device, ClockDomain::host_monotonic, 0, 100));
-    session.add(ready("after", 7, 0, TimingMethod::device, ClockDomain::host_monotonic, 100, 150));  // touches: not overlap
+    session.add(make_window("short", 7, 0, TimingMethod::device, ClockDomain::host_monotonic, 0, 10));
+    session.add(make_window("long", 7, 0, TimingMethod::device, ClockDomain::host_monotonic, 0, 100));
+    session.add(make_window("after", 7, 0, TimingMethod::device, ClockDomain::host_monotonic, 100, 150));  // touches: not overlap
     lapse::cli::ChromeTraceStats stats;
     const nlohmann::json trace = lapse::cli::chrome_trace(session, stats);
     CHECK(stats.overlap_lanes == 0);
@@ -136,7 +123,7 @@ TEST_CASE("chrome trace: many overlapping windows cost a bounded number of lane 
     constexpr int n = 20'000;
     Session session;
     for (int i = 0; i < n; ++i)
-        session.add(ready("w", 0, 7, TimingMethod::device, ClockDomain::host_monotonic, i * 10, i * 10 + 1'000'000'000));
+        session.add(make_window("w", 0, 7, TimingMethod::device, ClockDomain::host_monotonic, i * 10, i * 10 + 1'000'000'000));
     lapse::cli::ChromeTraceStats stats;
     const auto trace = lapse::cli::chrome_trace(session, stats);
     CHECK(stats.slices == n);

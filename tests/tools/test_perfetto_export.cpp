@@ -324,38 +324,11 @@ TEST_CASE("perfetto export: speed on a million windows", "[.perf]")
         add_serial_windows(session, rng, "kernel_" + std::to_string(s), s, 250'000, 20'000, 2'000, 43'200'000'000'000);
     TempFile in("big.lapse");
     session.save(in.path());
-    auto source = cli::open_record_source({in.str()});
     // Loading the archive is the session format's cost, not the exporter's.
-    REQUIRE(source->next_input());
-    std::vector<WindowRecord> records;
-    WindowRecord w;
-    while (source->next_record(w)) records.push_back(w);
-    struct Replay final : cli::RecordSource {
-        std::vector<WindowRecord>* records;
-        std::size_t next = 0;
-        bool entered = false;
-        cli::InputInfo info_;
-        std::size_t input_count() const override { return 1; }
-        const std::vector<std::string>& paths() const override
-        {
-            static const std::vector<std::string> none;
-            return none;
-        }
-        std::optional<std::size_t> next_input() override
-        {
-            if (entered) return std::nullopt;
-            entered = true;
-            return 0;
-        }
-        const cli::InputInfo& info() const override { return info_; }
-        bool next_record(WindowRecord& out) override
-        {
-            if (next == records->size()) return false;
-            out = (*records)[next++];
-            return true;
-        }
-    } replay;
-    replay.records = &records;
+    MemoryRecordSource::Input input;
+    input.info.path = in.str();
+    input.records = Session::load(in.path()).windows();
+    MemoryRecordSource replay({input});
     std::ostringstream out;
     ExportCounts counts;
     // CPU time beside wall time: on a shared machine the wall clock counts
@@ -388,9 +361,8 @@ TEST_CASE("export: overlapping windows: time against their number", "[.perf]")
         const std::clock_t c0 = std::clock();
         cli::write_perfetto_export(source, perfetto, counts);
         const std::clock_t c1 = std::clock();
-        cli::WindowInputs inputs{std::shared_ptr<const Session>(session)};
         cli::ChromeTraceStats stats;
-        cli::write_chrome_trace(inputs, chrome, stats);
+        cli::write_chrome_trace(source, chrome, stats);
         const std::clock_t c2 = std::clock();
         std::cout << n << " overlapping windows: perfetto " << static_cast<double>(c1 - c0) / CLOCKS_PER_SEC
                   << " s CPU, chrome " << static_cast<double>(c2 - c1) / CLOCKS_PER_SEC << " s CPU ("

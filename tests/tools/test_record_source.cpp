@@ -33,12 +33,12 @@ TEST_CASE("record source: session archives in order, each with its backend", "[r
     auto source = cli::open_record_source({fa.str(), fb.str()});
     CHECK(source->input_count() == 2);
     std::vector<std::string> seen;
-    WindowRecord w;
+    cli::RecordedWindow w;
     while (const auto i = source->next_input()) {
         CHECK(source->info().path == (*i == 0 ? fa.str() : fb.str()));
         CHECK(source->info().backend.plugin == (*i == 0 ? "cpu" : "vulkan"));
         CHECK_FALSE(source->info().counts_recorded);  // archives do not record dropped windows
-        while (source->next_record(w)) seen.push_back(std::to_string(*i) + w.name);
+        while (source->next_record(w)) seen.push_back(std::to_string(*i) + std::string(w.name));
     }
     CHECK(seen == std::vector<std::string>{"0x", "1y", "1z"});
 }

@@ -1,6 +1,7 @@
 #include "chrome_trace.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <limits>
@@ -111,6 +112,16 @@ void put_string(std::string& out, std::string_view s)
     out += '"';
 }
 
+// `key` then the decimal `value`, with no temporary string (a window's
+// line is a handful of these).
+template <class Int>
+void put_int(std::string& out, std::string_view key, Int value)
+{
+    char buf[24];
+    out += key;
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, value).ptr);
+}
+
 // Microseconds with ns precision, from a wrapping-safe difference.
 void put_us(std::string& out, int64_t ns)
 {
@@ -121,6 +132,11 @@ void put_us(std::string& out, int64_t ns)
     out += buf;
 }
 
+int64_t wrap_add(int64_t a, int64_t b) noexcept
+{
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
 int64_t since(int64_t t, int64_t origin)
 {
     const __int128 d = static_cast<__int128>(t) - origin;
@@ -129,22 +145,23 @@ int64_t since(int64_t t, int64_t origin)
 
 class TraceWriter {
 public:
-    TraceWriter(WindowInputs& inputs, std::ostream& out, ChromeTraceStats& stats)
-        : inputs_(inputs), out_(out), stats_(stats)
+    TraceWriter(RecordSource& source, std::ostream& out, ChromeTraceStats& stats)
+        : source_(source), merged_(source.input_count() > 1), out_(out), stats_(stats)
     {
     }
 
-    void run()
+    std::vector<InputInfo> run()
     {
         find_origins();
         out_ << "{\"traceEvents\":[\n";
-        inputs_.for_each([&](const InputWindow& w) { take(w); });
+        for_each_window(source_, [&](const RecordedWindow& w) { take(w); });
         while (!heap_.empty()) emit_next();
         finish();
+        return std::move(inputs_);
     }
 
 private:
-    int timeline_of(const InputWindow& w) const
+    int timeline_of(const RecordedWindow& w) const
     {
         if (w.method == TimingMethod::system) return host_threads;
         return w.domain == ClockDomain::host_monotonic ? host_streams : device_streams;
@@ -162,13 +179,28 @@ private:
         return static_cast<int>(input) * 4 + (timeline == handoffs ? host_threads : timeline);
     }
 
+    // Several inputs share one timeline: host stamps on CLOCK_REALTIME.
+    int64_t shift_of(const RecordedWindow& w) const
+    {
+        if (!merged_ || w.domain != ClockDomain::host_monotonic || w.input >= shifts_.size()) return 0;
+        return shifts_[w.input];
+    }
+
+    // The first pass: each timeline's origin, and every input's description.
     void find_origins()
     {
-        inputs_.for_each([&](const InputWindow& w) {
-            if (w.state != DurationState::ready) return;
-            int64_t& o = origin_of(w.input, timeline_of(w));
-            o = std::min(o, w.start_ns);
-        });
+        source_.rewind();
+        RecordedWindow w;
+        while (source_.next_input()) {
+            const InputInfo& info = source_.info();
+            shifts_.push_back(info.realtime_minus_monotonic_ns.value_or(0));
+            while (source_.next_record(w)) {
+                if (w.state != DurationState::ready) continue;
+                int64_t& o = origin_of(w.input, timeline_of(w));
+                o = std::min(o, wrap_add(w.start_ns, shift_of(w)));
+            }
+            inputs_.push_back(info);
+        }
     }
 
     uint32_t intern(std::string_view name)
@@ -181,7 +213,7 @@ private:
         return id;
     }
 
-    void take(const InputWindow& w)
+    void take(const RecordedWindow& w)
     {
         if (w.state == DurationState::failed) {
             ++stats_.failed;
@@ -192,7 +224,8 @@ private:
             return;
         }
         const int timeline = timeline_of(w);
-        Pending p{w.start_ns, std::max(w.end_ns, w.start_ns), intern(w.name), w.input,
+        const int64_t shift = shift_of(w), start = wrap_add(w.start_ns, shift), end = wrap_add(w.end_ns, shift);
+        Pending p{start, std::max(end, start), intern(w.name), w.input,
                   TrackKey{w.input, timeline, timeline == host_threads ? w.thread : w.stream}, w.stream, w.thread,
                   w.close_thread, w.method, w.domain, w.flags};
         heap_.push(p);
@@ -220,13 +253,13 @@ private:
     {
         const int pid = pid_of(input, timeline);
         if (!named_processes_.insert(pid).second) return;
-        const InputSummary& s = inputs_.summaries()[input];
+        const InputInfo& s = inputs_[input];
         std::string plugin = s.backend.plugin.empty() ? std::string("device") : s.backend.plugin;
         std::string name = timeline == device_streams ? plugin + " streams (device clock: own timeline, not aligned with host)"
                            : timeline == host_streams ? plugin + " streams (host clock)"
                                                       : "host threads";
-        if (inputs_.merged())
-            name = (s.capture ? s.header.program + " (pid " + std::to_string(s.header.pid) + ")" : s.file) + ": " + name;
+        if (merged_)
+            name = (s.capture ? s.header.program + " (pid " + std::to_string(s.header.pid) + ")" : s.path) + ": " + name;
         meta("process_name", pid, -1, "name", name, 0);
         meta("process_sort_index", pid, -1, "sort_index", "", pid);
     }
@@ -306,18 +339,21 @@ private:
         put_string(o, name);
         o += ",\"cat\":\"";
         o += args != nullptr ? "window" : "handoff";
-        o += "\",\"ph\":\"X\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
+        put_int(o, "\",\"ph\":\"X\",\"pid\":", pid);
+        put_int(o, ",\"tid\":", tid);
+        o += ",\"ts\":";
         put_us(o, ts);
         o += ",\"dur\":";
         put_us(o, dur);
         if (args != nullptr) {
-            o += ",\"args\":{\"stream\":" + std::to_string(args->stream) + ",\"thread\":" + std::to_string(args->thread);
-            if (args->close_thread != args->thread) o += ",\"close_thread\":" + std::to_string(args->close_thread);
+            put_int(o, ",\"args\":{\"stream\":", args->stream);
+            put_int(o, ",\"thread\":", args->thread);
+            if (args->close_thread != args->thread) put_int(o, ",\"close_thread\":", args->close_thread);
             o += ",\"method\":\"";
             o += to_string(args->method);
             o += "\",\"clock\":\"";
             o += to_string(args->domain);
-            o += "\",\"duration_ns\":" + std::to_string(dur);
+            put_int(o, "\",\"duration_ns\":", dur);
             // Only when set: a window that holds less or more than its own work.
             if ((args->flags & LAPSE_DURATION_WORK_QUEUED) != 0) o += ",\"work_left_queued\":true";
             if ((args->flags & LAPSE_DURATION_HOLDS_EARLIER_WORK) != 0) o += ",\"holds_earlier_work\":true";
@@ -333,7 +369,9 @@ private:
         o.clear();
         o += "{\"name\":\"handoff\",\"cat\":\"handoff\",\"ph\":\"";
         o += phase;
-        o += "\",\"id\":" + std::to_string(id) + ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid);
+        put_int(o, "\",\"id\":", id);
+        put_int(o, ",\"pid\":", pid);
+        put_int(o, ",\"tid\":", tid);
         if (phase == 'f') o += ",\"bp\":\"e\"";
         o += ",\"ts\":";
         put_us(o, ts);
@@ -378,7 +416,7 @@ private:
     void finish()
     {
         std::string o = "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"lapse export\"";
-        const InputSummary& s = inputs_.summaries().front();
+        const InputInfo& s = inputs_.front();
         o += ",\"plugin\":";
         put_string(o, s.backend.plugin);
         o += ",\"plugin_version\":";
@@ -388,14 +426,14 @@ private:
         o += ",\"windows_not_measured\":" + std::to_string(stats_.not_measured);
         o += ",\"windows_failed\":" + std::to_string(stats_.failed);
         if (host_origin_ != no_origin) o += ",\"host_origin_ns\":" + std::to_string(host_origin_);
-        if (inputs_.merged()) o += ",\"host_clock\":\"CLOCK_REALTIME (inputs merged by their anchors)\"";
+        if (merged_) o += ",\"host_clock\":\"CLOCK_REALTIME (inputs merged by their anchors)\"";
         if (!device_origin_.empty() && device_origin_[0] != no_origin)
             o += ",\"device_origin_ns\":" + std::to_string(device_origin_[0]);
         uint64_t dropped = 0;
         bool cut = false;
-        for (const InputSummary& in : inputs_.summaries()) {
-            dropped += in.dropped_total;
-            cut = cut || !in.complete;
+        for (const InputInfo& in : inputs_) {
+            dropped += in.dropped;
+            cut = cut || in.cut_short;
         }
         o += ",\"windows_dropped\":" + std::to_string(dropped);
         o += std::string(",\"cut_short\":") + (cut ? "true" : "false");
@@ -403,7 +441,10 @@ private:
         out_ << o;
     }
 
-    WindowInputs& inputs_;
+    RecordSource& source_;
+    const bool merged_;
+    std::vector<InputInfo> inputs_;  // from the first pass
+    std::vector<int64_t> shifts_;    // per input: its host monotonic -> CLOCK_REALTIME
     std::ostream& out_;
     ChromeTraceStats& stats_;
     int64_t host_origin_ = no_origin;
@@ -428,20 +469,17 @@ private:
 
 }  // namespace
 
-void write_chrome_trace(WindowInputs& inputs, std::ostream& out, ChromeTraceStats& stats)
+std::vector<InputInfo> write_chrome_trace(RecordSource& source, std::ostream& out, ChromeTraceStats& stats)
 {
     stats = {};
-    TraceWriter(inputs, out, stats).run();
+    return TraceWriter(source, out, stats).run();
 }
 
 nlohmann::ordered_json chrome_trace(const Session& session, ChromeTraceStats& stats)
 {
-    auto copy = std::make_shared<Session>();
-    copy->set_backend(session.backend());
-    for (WindowRecord& w : session.windows()) copy->add(std::move(w));
-    WindowInputs inputs(std::shared_ptr<const Session>(std::move(copy)));
+    auto source = open_record_source(session);
     std::ostringstream text;
-    write_chrome_trace(inputs, text, stats);
+    write_chrome_trace(*source, text, stats);
     return nlohmann::ordered_json::parse(text.str());
 }
 

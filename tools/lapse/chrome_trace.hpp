@@ -10,11 +10,13 @@
 //                                device windows on the device's own clock:
 //                                their own timeline, NOT aligned with the
 //                                host (the process name says so).
-// With one input the three are pids 1, 2, 3; input k (in anchor order) uses
-// 4k + 1 .. 4k + 3, its process names prefixed with its program and pid.
+// With one input the three are pids 1, 2, 3; input k (in the source's
+// order: by anchor, as `lapse export` opens it) uses 4k + 1 .. 4k + 3, its
+// process names prefixed with its program and pid.
 // Each window is a complete ("X") event, ts and dur in microseconds from
 // the earliest start on its timeline (several inputs share the host
-// timeline through their realtime anchors). Windows that nest become
+// timeline: their host stamps are moved onto CLOCK_REALTIME by their
+// anchors). Windows that nest become
 // nested slices; windows that overlap without nesting cannot share a
 // Chrome track, so each such window moves to an extra lane ("stream 0
 // (overlap 1)") instead of being drawn wrongly. Windows are put in order
@@ -26,7 +28,7 @@
 // no interval: they are left out and counted.
 #pragma once
 
-#include "window_input.hpp"
+#include "record_source.hpp"
 
 #include <lapse/core/session.hpp>
 
@@ -34,6 +36,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <vector>
 
 namespace lapse::cli {
 
@@ -48,9 +51,9 @@ struct ChromeTraceStats {
 
 inline constexpr std::size_t reorder_window = 1u << 16;
 
-// Streams the trace of `inputs` to `out` (two passes over the inputs: the
-// first finds each timeline's origin).
-void write_chrome_trace(WindowInputs& inputs, std::ostream& out, ChromeTraceStats& stats);
+// Streams the trace of `source` to `out` (two passes over the inputs: the
+// first finds each timeline's origin). Returns each input's description.
+std::vector<InputInfo> write_chrome_trace(RecordSource& source, std::ostream& out, ChromeTraceStats& stats);
 
 // The trace of one in-memory session, parsed (for small sessions and tests).
 nlohmann::ordered_json chrome_trace(const Session& session, ChromeTraceStats& stats);

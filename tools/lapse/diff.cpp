@@ -82,20 +82,8 @@ void print_table(const DiffResult& result, const DiffOptions& options)
         c.push_back(to_string(r.verdict));
         cells.push_back(std::move(c));
     }
-    std::vector<std::size_t> width(cells[0].size(), 0);
-    for (const auto& row : cells)
-        for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-    for (const auto& row : cells) {
-        std::string line;
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            const std::string pad(width[i] - row[i].size(), ' ');
-            const bool left = i == 0 || i == 2 || i + 1 == row.size();
-            line += left ? row[i] + pad : pad + row[i];
-            if (i + 1 < row.size()) line += "  ";
-        }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        std::cout << line << '\n';
-    }
+    // The name, the method and the verdict left-aligned.
+    print_columns(std::cout, cells, [](std::size_t i, std::size_t n) { return i == 0 || i == 2 || i + 1 == n; });
     std::cout << "threshold " << options.threshold * 100 << "%: "
               << (result.any_slower() ? "some windows are slower\n" : "no window is slower\n");
 }

@@ -64,13 +64,16 @@ DiffResult compute_diff(RecordSource& source, const DiffOptions& options)
 {
     DiffResult result;
     std::map<GroupKey, Group> groups;
-    WindowRecord w;
+    RecordedWindow w;
+    GroupKey key;
     while (const auto input = source.next_input()) {
         const int side = *input == 0 ? 0 : 1;
         while (source.next_record(w)) {
-            auto it = groups.find(GroupKey{w.name, w.stream, w.method});
-            if (it == groups.end())
-                it = groups.try_emplace(GroupKey{w.name, w.stream, w.method}, options.reservoir).first;
+            std::get<0>(key).assign(w.name);  // in place: no allocation per window
+            std::get<1>(key) = w.stream;
+            std::get<2>(key) = w.method;
+            auto it = groups.find(key);
+            if (it == groups.end()) it = groups.try_emplace(key, options.reservoir).first;
             Group& g = it->second;
             if (measured(w))
                 g.samples[side].add(w.ns());

@@ -67,7 +67,7 @@ Examples:
         std::ostream& out = opt->output == "-" ? std::cout : file;
         ExportCounts counts;
         try {
-            auto source = open_record_source(opt->inputs);
+            auto source = open_record_source(opt->inputs, format.order);
             format.write(*source, out, counts);
         } catch (const std::exception& e) {
             std::cerr << "lapse export: " << e.what() << '\n';

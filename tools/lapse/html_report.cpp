@@ -188,11 +188,11 @@ void write_html_report(const std::string& input, const HtmlReportOptions& option
     std::map<Stream, int64_t> device_origin;
     uint64_t windows = 0;
     InputInfo info;
-    WindowRecord w;
+    RecordedWindow w;
     while (source->next_input()) {
         info = source->info();
         while (source->next_record(w)) {
-            Group& g = groups[{w.name, w.method}];
+            Group& g = groups[{std::string(w.name), w.method}];
             if (w.state == DurationState::failed) {
                 ++g.failed;
                 continue;
@@ -209,8 +209,8 @@ void write_html_report(const std::string& input, const HtmlReportOptions& option
                 t.name = kind == 0 ? "thread " + id : kind == 1 ? "stream " + id : "stream " + id + " (device clock, not aligned)";
                 t.device_clock = kind == 2;
             }
-            auto [it, added] = name_index.try_emplace(w.name, static_cast<uint32_t>(names.size()));
-            if (added) names.push_back(w.name);
+            auto [it, added] = name_index.try_emplace(std::string(w.name), static_cast<uint32_t>(names.size()));
+            if (added) names.emplace_back(w.name);
             t.start.push_back(w.start_ns);
             t.dur.push_back(w.ns());
             t.name_index.push_back(it->second);

@@ -9,7 +9,7 @@
 #include "html_report.hpp"
 #include "statistics.hpp"
 #include "terminal.hpp"
-#include "window_input.hpp"
+#include "record_source.hpp"
 
 #include <lapse/window.h>
 
@@ -62,11 +62,11 @@ struct Report {
     uint64_t held_earlier_total = 0;
 };
 
-Report build_report(WindowInputs& inputs)
+Report build_report(RecordSource& source, std::vector<InputInfo>& inputs)
 {
     std::map<std::string, Row, std::less<>> by_name;
     Row* last = nullptr;  // consecutive windows usually share a name
-    inputs.for_each([&](const InputWindow& w) {
+    inputs = for_each_window(source, [&](const RecordedWindow& w) {
         if (last == nullptr || last->name != w.name) {
             auto it = by_name.find(w.name);
             if (it == by_name.end()) {
@@ -88,9 +88,9 @@ Report build_report(WindowInputs& inputs)
         }
     });
     Report report;
-    for (const InputSummary& s : inputs.summaries()) {
-        report.dropped_total += s.dropped_total;
-        for (const CaptureDrop& d : s.dropped) {
+    for (const InputInfo& s : inputs) {
+        report.dropped_total += s.dropped;
+        for (const CaptureDrop& d : s.dropped_by_name) {
             auto it = by_name.find(d.name);
             if (it == by_name.end()) {
                 it = by_name.emplace(d.name, Row{}).first;
@@ -148,10 +148,10 @@ void print_csv(const Report& report)
     }
 }
 
-nlohmann::ordered_json input_json(const InputSummary& s)
+nlohmann::ordered_json input_json(const InputInfo& s)
 {
     nlohmann::ordered_json j;
-    j["file"] = s.file;
+    j["file"] = s.path;
     j["format"] = s.capture ? "capture" : "session";
     j["windows"] = s.windows;
     if (!s.capture) return j;
@@ -160,12 +160,12 @@ nlohmann::ordered_json input_json(const InputSummary& s)
     j["program"] = s.header.program;
     j["anchor_realtime_ns"] = s.header.anchor_realtime_ns;
     j["anchor_monotonic_ns"] = s.header.anchor_monotonic_ns;
-    j["complete"] = s.complete;
-    j["cut_short"] = !s.complete;
+    j["complete"] = !s.cut_short;
+    j["cut_short"] = s.cut_short;
     j["last_chunk_realtime_ns"] = s.last_chunk_realtime_ns;
-    j["dropped_total"] = s.dropped_total;
+    j["dropped_total"] = s.dropped;
     auto& drops = j["dropped"] = nlohmann::ordered_json::object();
-    for (const CaptureDrop& d : s.dropped) drops[d.name] = d.count;
+    for (const CaptureDrop& d : s.dropped_by_name) drops[d.name] = d.count;
     auto& damage = j["damage"] = nlohmann::ordered_json::array();
     for (const CaptureDamage& d : s.damage) damage.push_back({{"offset", d.offset}, {"size", d.size}, {"cause", d.cause}});
     auto& devices = j["devices"] = nlohmann::ordered_json::array();
@@ -174,19 +174,19 @@ nlohmann::ordered_json input_json(const InputSummary& s)
     return j;
 }
 
-void print_json(const Report& report, const WindowInputs& inputs)
+void print_json(const Report& report, const std::vector<InputInfo>& inputs)
 {
-    const InputSummary& first = inputs.summaries().front();
+    const InputInfo& first = inputs.front();
     const BackendRecord& b = first.backend;
     nlohmann::ordered_json out;
-    out["session"] = first.file;
+    out["session"] = first.path;
     out["backend"] = {{"plugin", b.plugin},
                       {"plugin_version", b.plugin_version},
                       {"device", b.device_name},
                       {"streams", b.stream_count},
                       {"capabilities", capability_names(b.capabilities)}};
     auto& list = out["inputs"] = nlohmann::ordered_json::array();
-    for (const InputSummary& s : inputs.summaries()) list.push_back(input_json(s));
+    for (const InputInfo& s : inputs) list.push_back(input_json(s));
     out["dropped_total"] = report.dropped_total;
     auto& rows = out["windows"] = nlohmann::ordered_json::array();
     for (const Row& r : report.rows) {
@@ -221,16 +221,16 @@ void print_json(const Report& report, const WindowInputs& inputs)
 
 // What a reader must not miss: always on stderr, and also on `also` (the
 // table's stdout) when given.
-void print_warnings(const WindowInputs& inputs, std::ostream* also)
+void print_warnings(const std::vector<InputInfo>& inputs, std::ostream* also)
 {
     auto say = [&](const std::string& line) {
         if (also != nullptr) *also << line << '\n';
         std::cerr << "lapse report: " << line << '\n';
     };
-    for (const InputSummary& s : inputs.summaries()) {
+    for (const InputInfo& s : inputs) {
         if (!s.capture) continue;
-        const std::string file = printable(s.file);
-        if (!s.complete) {
+        const std::string file = printable(s.path);
+        if (s.cut_short) {
             const std::string line = "CUT SHORT: " + file + " has no end chunk (the host was killed or crashed); its last complete chunk was written at " +
                                      utc_time(s.last_chunk_realtime_ns);
             say(line);
@@ -240,11 +240,11 @@ void print_warnings(const WindowInputs& inputs, std::ostream* also)
                                      std::to_string(d.offset) + " skipped (" + printable(d.cause) + ")";
             say(line);
         }
-        if (s.dropped_total > 0) {
-            std::string line = "DROPPED: " + std::to_string(s.dropped_total) + " windows of " + file +
+        if (s.dropped > 0) {
+            std::string line = "DROPPED: " + std::to_string(s.dropped) + " windows of " + file +
                                " were not recorded (the capture's memory budget was full; see the dropped column):";
             std::size_t shown = 0;
-            for (const CaptureDrop& d : s.dropped) {
+            for (const CaptureDrop& d : s.dropped_by_name) {
                 if (shown++ == 5) {
                     line += " ...";
                     break;
@@ -256,11 +256,11 @@ void print_warnings(const WindowInputs& inputs, std::ostream* also)
     }
 }
 
-void print_table(const Report& report, const WindowInputs& inputs)
+void print_table(const Report& report, const std::vector<InputInfo>& inputs)
 {
-    for (const InputSummary& s : inputs.summaries()) {
+    for (const InputInfo& s : inputs) {
         if (s.capture) {
-            std::cout << "capture: " << printable(s.file) << " (" << printable(s.header.program) << ", pid " << s.header.pid
+            std::cout << "capture: " << printable(s.path) << " (" << printable(s.header.program) << ", pid " << s.header.pid
                       << " on " << printable(s.header.host) << ", started " << utc_time(s.header.anchor_realtime_ns)
                       << ", " << s.windows << " windows)\n";
             for (const CaptureSource& d : s.sources)
@@ -302,20 +302,8 @@ void print_table(const Report& report, const WindowInputs& inputs)
         if (any_held_earlier) c.push_back(std::to_string(r.held_earlier));
         cells.push_back(std::move(c));
     }
-    std::vector<std::size_t> width(cells[0].size(), 0);
-    for (const auto& row : cells)
-        for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-    for (const auto& row : cells) {
-        std::string line;
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            // Names left-aligned, numbers right-aligned.
-            const std::string pad(width[i] - row[i].size(), ' ');
-            line += i == 0 || i == 8 ? row[i] + pad : pad + row[i];
-            if (i + 1 < row.size()) line += "  ";
-        }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        std::cout << line << '\n';
-    }
+    // The name and the method left-aligned.
+    print_columns(std::cout, cells, [](std::size_t i, std::size_t) { return i == 0 || i == 8; });
     if (any_unflushed)
         std::cout << "(*: windows closed without flush over a batching backend while their work was still\n"
                      "    queued: their numbers cover only the work that ran before they closed)\n";
@@ -368,23 +356,24 @@ Examples:
             run_html_report(opt->files.front(), *html);
             return;
         }
-        std::optional<WindowInputs> inputs;
+        std::vector<InputInfo> inputs;
         Report report;
         try {
-            inputs.emplace(opt->files);
-            report = build_report(*inputs);
+            // On one timeline: the earliest anchor first.
+            auto source = open_record_source(opt->files, InputOrder::by_anchor);
+            report = build_report(*source, inputs);
         } catch (const std::exception& e) {
             std::cerr << "lapse report: " << e.what() << '\n';
             throw CLI::RuntimeError(exit_usage);
         }
         if (opt->json) {
-            print_warnings(*inputs, nullptr);
-            print_json(report, *inputs);
+            print_warnings(inputs, nullptr);
+            print_json(report, inputs);
         } else if (opt->csv) {
-            print_warnings(*inputs, nullptr);
+            print_warnings(inputs, nullptr);
             print_csv(report);
         } else {
-            print_table(report, *inputs);
+            print_table(report, inputs);
         }
     });
 }

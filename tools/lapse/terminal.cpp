@@ -1,9 +1,12 @@
 #include "terminal.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <unistd.h>
 
 namespace lapse::cli {
@@ -54,44 +57,49 @@ void append_hex(std::string& out, unsigned char b)
     out += hex[b & 15];
 }
 
-}  // namespace
-
-std::string terminal_text(std::string_view text)
+// `text` with each byte that is not part of valid UTF-8 (one at a time) and
+// each whole character `unwanted` rejects handed to `substitute` instead.
+template <class Unwanted, class Substitute>
+std::string substituted(std::string_view text, Unwanted unwanted, Substitute substitute)
 {
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size();) {
         uint32_t cp = 0;
         const std::size_t n = utf8_sequence(text, i, cp);
-        const bool control = n > 0 && ((cp < 0x20 && cp != '\t') || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F));
-        if (n == 0 || control) {
-            const std::size_t bytes = n == 0 ? 1 : n;
-            for (std::size_t k = 0; k < bytes; ++k) append_hex(out, static_cast<unsigned char>(text[i + k]));
-            i += bytes;
-            continue;
-        }
-        out.append(text.substr(i, n));
-        i += n;
+        const std::string_view bytes = text.substr(i, n == 0 ? 1 : n);
+        if (n == 0 || unwanted(cp))
+            substitute(out, bytes);
+        else
+            out.append(bytes);
+        i += bytes.size();
     }
     return out;
 }
 
+// C0, DEL and C1 (CSI is U+009B).
+bool is_control(uint32_t cp) { return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F); }
+
+}  // namespace
+
+std::string terminal_text(std::string_view text)
+{
+    return substituted(
+        text, [](uint32_t cp) { return is_control(cp) && cp != '\t'; },
+        [](std::string& out, std::string_view bytes) {
+            for (const char b : bytes) append_hex(out, static_cast<unsigned char>(b));
+        });
+}
+
+std::string printable(std::string_view text)
+{
+    return substituted(text, is_control, [](std::string& out, std::string_view) { out += '?'; });
+}
+
 std::string utf8_text(std::string_view text)
 {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size();) {
-        uint32_t cp = 0;
-        const std::size_t n = utf8_sequence(text, i, cp);
-        if (n == 0) {
-            out += "\xEF\xBF\xBD";  // U+FFFD
-            ++i;
-            continue;
-        }
-        out.append(text.substr(i, n));
-        i += n;
-    }
-    return out;
+    return substituted(
+        text, [](uint32_t) { return false; }, [](std::string& out, std::string_view) { out += "\xEF\xBF\xBD"; });
 }
 
 Progress::Progress() : enabled_(isatty(STDERR_FILENO) == 1 && std::getenv("LAPSE_NO_PROGRESS") == nullptr) {}
@@ -113,6 +121,38 @@ void Progress::done()
     std::fprintf(stderr, "\r\033[K");
     std::fflush(stderr);
     shown_ = false;
+}
+
+std::string utc_time(int64_t realtime_ns)
+{
+    if (realtime_ns < 0) return std::to_string(realtime_ns) + " ns";
+    const std::time_t secs = static_cast<std::time_t>(realtime_ns / 1000000000);
+    std::tm tm{};
+    if (gmtime_r(&secs, &tm) == nullptr) return std::to_string(realtime_ns) + " ns";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>((realtime_ns % 1000000000) / 1000000));
+    return buf;
+}
+
+void print_columns(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                   bool (*left)(std::size_t column, std::size_t row_size))
+{
+    std::vector<std::size_t> width;
+    for (const auto& row : rows) {
+        if (width.size() < row.size()) width.resize(row.size(), 0);
+        for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    }
+    for (const auto& row : rows) {
+        std::string line;
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            const std::string pad(width[i] - row[i].size(), ' ');
+            line += left(i, row.size()) ? row[i] + pad : pad + row[i];
+            if (i + 1 < row.size()) line += "  ";
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out << line << '\n';
+    }
 }
 
 std::string human_duration(double ns)

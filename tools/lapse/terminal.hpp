@@ -1,10 +1,14 @@
 // Terminal helpers: progress that shows on a terminal and stays quiet when
-// stderr is a file or a pipe (CI logs), and a human-readable duration.
+// stderr is a file or a pipe (CI logs), recorded text made safe to print,
+// and human-readable durations and times.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lapse::cli {
 
@@ -35,6 +39,11 @@ private:
 // bytes stay recognisable. Newlines are escaped too: one value, one line.
 std::string terminal_text(std::string_view text);
 
+// The same text for the report's table and warnings: each control
+// character (C0, DEL, C1) and each byte that is not part of valid UTF-8
+// becomes one '?'.
+std::string printable(std::string_view text);
+
 // Text made valid UTF-8 for a JSON or XML document: each byte that is not
 // part of valid UTF-8 becomes U+FFFD. (nlohmann::json otherwise throws
 // type_error 316 when dumping it.)
@@ -47,6 +56,15 @@ std::string json_text(const Json& j, int indent = 2)
 {
     return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
+
+// "2026-12-01 09:40:36.123 UTC" for CLOCK_REALTIME ns.
+std::string utc_time(int64_t realtime_ns);
+
+// Rows of cells as aligned columns two spaces apart, trailing spaces cut, a
+// line each: the columns `left(column, row_size)` names left-aligned (the
+// names), the others right-aligned (the numbers).
+void print_columns(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                   bool (*left)(std::size_t column, std::size_t row_size));
 
 // "812 ns", "12.345 us", "3.210 ms", "1.500 s": three decimals, unit chosen
 // by magnitude.

@@ -1,6 +1,6 @@
 // Helpers every test folder that drives lapse::core shares (tests/core,
-// tests/hardening): one copy of each. Catch2 assertions report a failure in
-// the test that called them. Never installed.
+// tests/hardening, tests/capture): one copy of each. Catch2 assertions
+// report a failure in the test that called them. Never installed.
 #pragma once
 
 #include <lapse/core/error.hpp>

@@ -95,13 +95,9 @@ bool cpp_batch(Device& dev, std::vector<Duration>& durations, BatchTime& time, s
     const auto n = static_cast<uint32_t>(durations.size());
     const int64_t c0 = thread_cpu_ns();
     const auto t0 = Clock::now();
-    for (uint32_t i = 0; i < n; ++i) {
-        Window w = dev.profile_start(0);
-        durations[i] = dev.profile_end(w);
-        if (durations[i].failed()) [[unlikely]] {
-            why = "profile_end failed";
-            return false;
-        }
+    if (!cpp_api_windows(dev, durations)) [[unlikely]] {
+        why = "profile_end failed";
+        return false;
     }
     const auto t1 = Clock::now();
     const int64_t c1 = thread_cpu_ns();

@@ -14,25 +14,17 @@
 //                              quick) streamed through CaptureReader with a
 //                              per-name tally, and the resident set it added
 //   disabled_window_ns         an unnamed window under LAPSE_DISABLE=1
-#include "internal.hpp"
+#include "recording.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <thread>
 #include <unistd.h>
 
 namespace lapse::bench::detail {
 
 namespace {
-
-const char* const names[] = {"frame", "update", "physics", "render", "shadow", "post", "ui", "present"};
-
-std::filesystem::path scratch(const std::string& leaf)
-{
-    return std::filesystem::temp_directory_path() / ("lapse-bench-" + std::to_string(::getpid()) + "-" + leaf);
-}
 
 double rss_mib()
 {
@@ -44,36 +36,27 @@ double rss_mib()
     return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
 }
 
-void wait_drained(const Capture& capture)
-{
-    while (capture.stats().queued > 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
-}
-
 // Start+end of `batch` windows, Durations kept; named ones into a capture.
 void api_windows(benchmark::State& st, Context& ctx, bool named)
 {
-    Device dev;
-    std::shared_ptr<Capture> capture;
-    const auto file = scratch("named.lapse-capture");
+    Recording r;
+    const auto file = scratch_file("named.lapse-capture");
     try {
-        dev = ctx.runtime->open(ctx.config(ctx.subject_config));
-        if (named) {
-            CaptureOptions o;
-            o.path = file;
-            o.budget_bytes = 256u << 20;
-            capture = Capture::open(o);
-            dev.record_into(capture);
-        }
+        if (named)
+            r = open_recording(ctx, budgeted_capture(file));
+        else
+            r.device = ctx.runtime->open(ctx.config(ctx.subject_config));
     } catch (const std::exception& e) {
         st.SkipWithError(e.what());
         return;
     }
+    Device& dev = r.device;
     const uint32_t n = ctx.batch;
     std::vector<Duration> durations(n);
     for (auto _ : st) {
         const auto t0 = Clock::now();
         for (uint32_t i = 0; i < n; ++i) {
-            Window w = named ? dev.profile_start(0, names[i & 7]) : dev.profile_start(0);
+            Window w = named ? dev.profile_start(0, recorded_names[i & 7]) : dev.profile_start(0);
             durations[i] = dev.profile_end(w);
         }
         const auto t1 = Clock::now();
@@ -82,7 +65,7 @@ void api_windows(benchmark::State& st, Context& ctx, bool named)
         // left to the collector (the caller's cost is what is measured).
         if (named) {
             for (auto& d : durations) d = Duration{};
-            wait_drained(*capture);
+            wait_drained(*r.capture);
         } else {
             dev.resolve(durations);
         }
@@ -90,7 +73,7 @@ void api_windows(benchmark::State& st, Context& ctx, bool named)
     st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
     durations.clear();
     dev.close();
-    if (capture) capture->close();
+    if (r.capture) r.capture->close();
     std::error_code ec;
     std::filesystem::remove(file, ec);
 }
@@ -98,31 +81,29 @@ void api_windows(benchmark::State& st, Context& ctx, bool named)
 void sustained(benchmark::State& st, Context& ctx)
 {
     const double seconds = ctx.quick ? 0.2 : 1.0;
-    const auto file = scratch("sustained.lapse-capture");
+    const auto file = scratch_file("sustained.lapse-capture");
     double rate = 0, bytes_per = 0, dropped = 0;
     for (auto _ : st) {
-        Device dev;
-        std::shared_ptr<Capture> capture;
+        Recording r;
         try {
-            dev = ctx.runtime->open(ctx.config(ctx.subject_config));
             CaptureOptions o;
             o.path = file;
             o.policy = CapturePolicy::block;
-            capture = Capture::open(o);
-            dev.record_into(capture);
+            r = open_recording(ctx, o);
         } catch (const std::exception& e) {
             st.SkipWithError(e.what());
             return;
         }
+        Device& dev = r.device;
         const auto t0 = Clock::now();
         const auto until = t0 + std::chrono::duration<double>(seconds);
         uint64_t opened = 0;
         while (Clock::now() < until)
-            for (uint32_t i = 0; i < 1024; ++i, ++opened) dev.profile(i & 1, [] {}, {.name = names[i & 7]});
+            for (uint32_t i = 0; i < 1024; ++i, ++opened) dev.profile(i & 1, [] {}, {.name = recorded_names[i & 7]});
         dev.close();  // drains
         const auto t1 = Clock::now();
-        capture->close();
-        const CaptureStats s = capture->stats();
+        r.capture->close();
+        const CaptureStats s = r.capture->stats();
         st.SetIterationTime(seconds_between(t0, t1));
         rate = static_cast<double>(s.recorded) / seconds_between(t0, t1);
         bytes_per = s.recorded > 0 ? static_cast<double>(s.bytes_written) / static_cast<double>(s.recorded) : 0;
@@ -149,17 +130,15 @@ const std::filesystem::path& big_capture(Context& ctx, std::string& error)
         return file;
     }
     const std::size_t n = ctx.quick ? 1000000 : 10000000;
-    const auto path = scratch("big.lapse-capture");
+    const auto path = scratch_file("big.lapse-capture");
     try {
-        Device dev = ctx.runtime->open(ctx.config(ctx.subject_config));
         CaptureOptions o;
         o.path = path;
         o.policy = CapturePolicy::block;
-        auto capture = Capture::open(o);
-        dev.record_into(capture);
-        for (std::size_t i = 0; i < n; ++i) dev.profile(i & 1, [] {}, {.name = names[i & 7]});
-        dev.close();
-        capture->close();
+        Recording r = open_recording(ctx, o);
+        for (std::size_t i = 0; i < n; ++i) r.device.profile(i & 1, [] {}, {.name = recorded_names[i & 7]});
+        r.device.close();
+        r.capture->close();
         file = path;
         std::atexit([] {
             std::error_code ec;

@@ -8,54 +8,45 @@
 //                                resolving (its work, metrics included, is
 //                                off the caller's thread: what is left is
 //                                the contention it causes)
-#include "internal.hpp"
+#include "recording.hpp"
 
 #include <filesystem>
-#include <thread>
-#include <unistd.h>
 
 namespace lapse::bench::detail {
 
 namespace {
 
-const char* const names[] = {"frame", "update", "physics", "render", "shadow", "post", "ui", "present"};
-
 void recorded_windows(benchmark::State& st, Context& ctx, bool metrics)
 {
-    const auto file = std::filesystem::temp_directory_path() /
-                      ("lapse-bench-" + std::to_string(::getpid()) + (metrics ? "-metrics" : "-plain") + ".lapse-capture");
-    Device dev;
-    std::shared_ptr<Capture> capture;
+    const auto file = scratch_file(metrics ? "metrics.lapse-capture" : "plain.lapse-capture");
+    Recording r;
     try {
-        dev = ctx.runtime->open(ctx.config(ctx.subject_config));
-        CaptureOptions o;
-        o.path = file;
-        o.budget_bytes = 256u << 20;
+        CaptureOptions o = budgeted_capture(file);
         if (metrics) o.metrics.listen = "127.0.0.1:0";
-        capture = Capture::open(o);
-        dev.record_into(capture);
+        r = open_recording(ctx, o);
     } catch (const std::exception& e) {
         st.SkipWithError(e.what());
         return;
     }
+    Device& dev = r.device;
     const uint32_t n = ctx.batch;
     std::vector<Duration> durations(n);
     for (auto _ : st) {
         const auto t0 = Clock::now();
         for (uint32_t i = 0; i < n; ++i) {
-            Window w = dev.profile_start(i & 1, names[i & 7]);
+            Window w = dev.profile_start(i & 1, recorded_names[i & 7]);
             durations[i] = dev.profile_end(w);
         }
         const auto t1 = Clock::now();
         st.SetIterationTime(seconds_between(t0, t1));
         // Untimed: left to the collector, which writes (and observes) them.
         for (auto& d : durations) d = Duration{};
-        while (capture->stats().queued > 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+        wait_drained(*r.capture);
     }
     st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
     durations.clear();
     dev.close();
-    capture->close();
+    r.capture->close();
     std::error_code ec;
     std::filesystem::remove(file, ec);
 }

@@ -93,7 +93,7 @@ void c_abi_windows(benchmark::State& st, const Device& dev, uint32_t batch)
     st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * batch);
 }
 
-void cpp_api_windows(benchmark::State& st, Device& dev, uint32_t batch)
+void cpp_api_batches(benchmark::State& st, Device& dev, uint32_t batch)
 {
     if (!dev) {
         st.SkipWithError("device not open");
@@ -102,13 +102,9 @@ void cpp_api_windows(benchmark::State& st, Device& dev, uint32_t batch)
     std::vector<Duration> durations(batch);
     for (auto _ : st) {
         const auto t0 = Clock::now();
-        for (uint32_t i = 0; i < batch; ++i) {
-            Window w = dev.profile_start(0);
-            durations[i] = dev.profile_end(w);
-            if (durations[i].failed()) [[unlikely]] {
-                st.SkipWithError("profile_end failed");
-                return;
-            }
+        if (!cpp_api_windows(dev, durations)) [[unlikely]] {
+            st.SkipWithError("profile_end failed");
+            return;
         }
         const auto t1 = Clock::now();
         st.SetIterationTime(seconds_between(t0, t1));
@@ -127,17 +123,17 @@ void add_window(Context& ctx, std::vector<FigureSpec>& figures)
     manual(add("window.two_clock_reads", [&ctx](benchmark::State& st) { two_clock_reads(st, ctx); }));
     manual(add("window.c_abi", [&ctx](benchmark::State& st) { c_abi_windows(st, ctx.subject, ctx.batch); }));
     manual(add("window.two_rdtsc", [&ctx](benchmark::State& st) { two_rdtsc(st, ctx); }));
-    manual(add("window.cpp_api", [&ctx](benchmark::State& st) { cpp_api_windows(st, ctx.subject, ctx.batch); }));
+    manual(add("window.cpp_api", [&ctx](benchmark::State& st) { cpp_api_batches(st, ctx.subject, ctx.batch); }));
     manual(add("window.c_abi_b", [&ctx](benchmark::State& st) { c_abi_windows(st, ctx.subject, ctx.batch); }));
     if (ctx.forward1) {
         manual(add("window.forward1", [&ctx](benchmark::State& st) { c_abi_windows(st, ctx.forward1, ctx.batch); }));
         manual(add("window.forward2", [&ctx](benchmark::State& st) { c_abi_windows(st, ctx.forward2, ctx.batch); }));
         manual(add("window.c_abi_c", [&ctx](benchmark::State& st) { c_abi_windows(st, ctx.subject, ctx.batch); }));
         manual(add("window.cpp_forward1",
-                   [&ctx](benchmark::State& st) { cpp_api_windows(st, ctx.forward1, ctx.batch); }));
+                   [&ctx](benchmark::State& st) { cpp_api_batches(st, ctx.forward1, ctx.batch); }));
         manual(add("window.cpp_forward2",
-                   [&ctx](benchmark::State& st) { cpp_api_windows(st, ctx.forward2, ctx.batch); }));
-        manual(add("window.cpp_api_b", [&ctx](benchmark::State& st) { cpp_api_windows(st, ctx.subject, ctx.batch); }));
+                   [&ctx](benchmark::State& st) { cpp_api_batches(st, ctx.forward2, ctx.batch); }));
+        manual(add("window.cpp_api_b", [&ctx](benchmark::State& st) { cpp_api_batches(st, ctx.subject, ctx.batch); }));
     }
 
     const bool cpu = ctx.plugin == "cpu";

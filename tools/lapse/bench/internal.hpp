@@ -143,6 +143,21 @@ std::vector<lapse_duration> duration_array(std::size_t count);
 bool resolve_all(const Device& dev, const lapse_token* tokens, lapse_duration* out, uint32_t count,
                  std::string& message);
 
+// Start+end of durations.size() windows through the C++ API on stream 0,
+// each Duration kept: the loop the C++-API figures time (window.cpp_api*,
+// c_host_vs_cpp_api's baseline). False when a window failed.
+[[gnu::always_inline]] inline bool cpp_api_windows(Device& dev, std::vector<Duration>& durations)
+{
+    const std::size_t n = durations.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        Window w = dev.profile_start(0);
+        durations[i] = dev.profile_end(w);
+        if (durations[i].failed()) [[unlikely]]
+            return false;
+    }
+    return true;
+}
+
 // Start+end of `count` windows through the C ABI on `stream`, tokens kept.
 // False (and a message) when a call failed.
 bool open_close(const Device& dev, lapse_stream stream, lapse_token* tokens, uint32_t count,

@@ -25,6 +25,7 @@ struct ExportFormat {
     std::string_view name;     // --format NAME
     std::string_view summary;  // one line for --help
     bool several_inputs;       // whether it puts several inputs into one output
+    InputOrder order;          // the order it reads several inputs in
     // Reads every input of `source` and writes the output to `out`. Throws
     // InputError for a bad input, std::runtime_error for data the format
     // cannot hold (the message says what).

@@ -8,9 +8,9 @@ namespace {
 
 constexpr std::array formats{
     ExportFormat{"chrome", "Chrome trace-event JSON (chrome://tracing, Perfetto's legacy importer)",
-                 true, &write_chrome_export},
+                 true, InputOrder::by_anchor, &write_chrome_export},
     ExportFormat{"perfetto", "Perfetto protobuf trace (TracePacket/TrackEvent); several inputs on one timeline",
-                 true, &write_perfetto_export},
+                 true, InputOrder::as_given, &write_perfetto_export},
 };
 
 }  // namespace

@@ -136,7 +136,7 @@ public:
         emit(p);
     }
 
-    void window(const WindowRecord& w)
+    void window(const RecordedWindow& w)
     {
         if (w.state == DurationState::failed) {
             ++counts_.failed;
@@ -165,7 +165,7 @@ public:
             annotation_.bytes(pb::DebugAnnotation::kStringValueFieldNumber, to_string(w.method));
             event_.bytes(pb::TrackEvent::kDebugAnnotationsFieldNumber, annotation_.view());
         }
-        if (const auto queued = work_left_queued(w); queued && *queued) {
+        if (const auto queued = work_left_queued(*info_, w); queued && *queued) {
             annotation_.clear();
             annotation_.field(pb::DebugAnnotation::kNameIidFieldNumber, ann_work_left_queued);
             annotation_.field(pb::DebugAnnotation::kBoolValueFieldNumber, 1);
@@ -286,7 +286,7 @@ private:
         used_ = static_cast<std::size_t>(wire::put_bytes(at, 1, scratch_) - buffer_.data());
     }
 
-    [[gnu::always_inline]] uint64_t intern(Sequence& seq, const std::string& name)
+    [[gnu::always_inline]] uint64_t intern(Sequence& seq, std::string_view name)
     {
         const NameCache::Key key = NameCache::key(name);
         if (const uint64_t iid = seq.recent.find(key)) return iid;
@@ -295,9 +295,10 @@ private:
         return iid;
     }
 
-    uint64_t intern_new(Sequence& seq, const std::string& name)
+    uint64_t intern_new(Sequence& seq, std::string_view name)
     {
-        auto [it, added] = seq.names.try_emplace(name, seq.names.size() + 1);
+        key_.assign(name);  // the table's key type, without an allocation per lookup
+        auto [it, added] = seq.names.try_emplace(key_, seq.names.size() + 1);
         if (added) {
             entry_.clear();
             wire::field(entry_, pb::EventName::kIidFieldNumber, it->second);
@@ -419,7 +420,7 @@ private:
 
     // A split pair: "open NAME" on the opening thread's handoff track, a
     // flow from it to "close NAME" on the closing thread's, on the host clock.
-    void handoff(const WindowRecord& w, const Track& window_track)
+    void handoff(const RecordedWindow& w, const Track& window_track)
     {
         const bool device = window_track.kind == Kind::device_stream;
         const int64_t open_ns = device ? to_host(window_track, w.start_ns) : w.start_ns;
@@ -444,7 +445,7 @@ private:
     std::size_t used_ = 0;
     wire::Small<64> event_;
     wire::Small<32> annotation_;
-    std::string entry_, scratch_, mark_;
+    std::string entry_, scratch_, mark_, key_;
     uint64_t order_ = 0;  // arrival order of track events
     const InputInfo* info_ = nullptr;
     uint32_t next_sequence_ = 1;
@@ -464,7 +465,7 @@ private:
 void write_perfetto_export(RecordSource& source, std::ostream& out, ExportCounts& counts)
 {
     PerfettoWriter writer(out, counts);
-    WindowRecord record;
+    RecordedWindow record;
     while (const auto index = source.next_input()) {
         writer.begin_input(*index, source.info());
         while (source.next_record(record)) writer.window(record);
