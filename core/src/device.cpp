@@ -46,6 +46,8 @@ WindowNote* make_note(std::string_view name)
     return note;
 }
 
+WindowNote* make_name_note(std::string_view name) { return make_note(name); }
+
 void set_note_message(WindowNote*& note, std::string message)
 {
     if (note == nullptr) {
@@ -389,9 +391,11 @@ Window Device::profile_start_slow(Stream stream, std::string_view name)
     return w;
 }
 
-Window Device::finish_start(Stream stream, lapse_token token, lapse_status s, const lapse_error& start_error)
+Window Device::finish_start(Stream stream, lapse_token token, lapse_status s, const lapse_error& start_error,
+                            detail::WindowNote* note)
 {
     Window w;
+    w.note_ = note;
     w.device_ = core_.get();
     w.token_ = token;
     w.stream_ = stream;
@@ -434,13 +438,16 @@ void Device::finish_start(Window& w, lapse_status s, const lapse_error& start_er
                                                   "' answered an unexpected status " + std::to_string(s));
 }
 
-Duration Device::end_failed(Stream stream, lapse_token token, lapse_status s, const lapse_error& error)
+Duration Device::end_failed(Stream stream, lapse_token token, lapse_status s, const lapse_error& error,
+                            detail::WindowNote* note)
 {
     Duration d;
+    d.note_ = note;  // a named window's: its name is kept
     d.set_stream(stream);
     d.set_token(token);
     fail_end(d, s, error);
     core_->record(d);
+    core_->capture_window(d);
     return d;
 }
 

@@ -115,20 +115,21 @@ bool CaptureCore::reserve_slow(NoteChannel& ch, uint64_t cost) noexcept
     return false;
 }
 
-void DeviceCore::capture_window(Duration& d) noexcept
+// Fills a named window's note and hands it to the capture: `final` is its
+// Duration when it closed in a final state (failed, system time), null
+// when it closed pending.
+[[gnu::always_inline]] inline void DeviceCore::hand_over(CaptureCore* c, WindowNote* n, TokenWords token,
+                                                         Stream stream, const Duration* final) noexcept
 {
-    CaptureCore* c = capture.load(std::memory_order_acquire);
-    WindowNote* n = d.note_;
-    if (c == nullptr || n == nullptr || n->name.empty()) return;
     n->device = this;
-    n->token = d.token_words();
-    n->stream = d.stream();
+    n->token = token;
+    n->stream = stream;
     n->source = capture_source.load(std::memory_order_relaxed);
     n->cost = static_cast<uint32_t>(sizeof(WindowNote)) + heap_bytes(n->name) + heap_bytes(n->message);
-    if (d.pending()) {
+    if (final == nullptr) {
         n->claim.store(note_pending, std::memory_order_relaxed);
     } else {
-        publish_result(*n, d);
+        publish_result(*n, *final);
         n->claim.store(note_final, std::memory_order_relaxed);
     }
     n->refs.store(2, std::memory_order_relaxed);
@@ -136,6 +137,21 @@ void DeviceCore::capture_window(Duration& d) noexcept
         n->refs.store(1, std::memory_order_relaxed);
         n->claim.store(note_unshared, std::memory_order_relaxed);
     }
+}
+
+void DeviceCore::capture_window(Duration& d) noexcept
+{
+    CaptureCore* c = capture.load(std::memory_order_acquire);
+    WindowNote* n = d.note_;
+    if (c == nullptr || n == nullptr || n->name.empty()) return;
+    hand_over(c, n, d.token_words(), d.stream(), d.pending() ? nullptr : &d);
+}
+
+void capture_pending(DeviceCore* device, WindowNote* note, lapse_token token, lapse_stream stream) noexcept
+{
+    CaptureCore* c = device->capture.load(std::memory_order_acquire);
+    if (c == nullptr) return;  // the Duration keeps the note (for a session, when one is attached)
+    device->hand_over(c, note, token, stream, nullptr);
 }
 
 }  // namespace lapse::detail
