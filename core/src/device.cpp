@@ -46,8 +46,6 @@ WindowNote* make_note(std::string_view name)
     return note;
 }
 
-WindowNote* make_name_note(std::string_view name) { return make_note(name); }
-
 void set_note_message(WindowNote*& note, std::string message)
 {
     if (note == nullptr) {
