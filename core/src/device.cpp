@@ -389,9 +389,11 @@ Window Device::profile_start_slow(Stream stream, std::string_view name)
     return w;
 }
 
-Window Device::finish_start(Stream stream, lapse_token token, lapse_status s, const lapse_error& start_error)
+Window Device::finish_start(Stream stream, lapse_token token, lapse_status s, const lapse_error& start_error,
+                            detail::WindowNote* note)
 {
     Window w;
+    w.note_ = note;
     w.device_ = core_.get();
     w.token_ = token;
     w.stream_ = stream;
@@ -434,13 +436,16 @@ void Device::finish_start(Window& w, lapse_status s, const lapse_error& start_er
                                                   "' answered an unexpected status " + std::to_string(s));
 }
 
-Duration Device::end_failed(Stream stream, lapse_token token, lapse_status s, const lapse_error& error)
+Duration Device::end_failed(Stream stream, lapse_token token, lapse_status s, const lapse_error& error,
+                            detail::WindowNote* note)
 {
     Duration d;
+    d.note_ = note;  // a named window's: its name is kept
     d.set_stream(stream);
     d.set_token(token);
     fail_end(d, s, error);
     core_->record(d);
+    core_->capture_window(d);
     return d;
 }
 
@@ -457,6 +462,35 @@ void Device::fail_end(Duration& d, lapse_status s, const lapse_error& error)
 
 Duration Device::end_slow(Window& w, EndOptions options)
 {
+    detail::DeviceCore* const here = core_.get();
+    if (w.kind_ == Window::Kind::device && w.device_ == here && plugin_ != nullptr) [[likely]] {
+        // An open window of this open device (a named one: the unnamed end
+        // inline): the close of the inline path, then the capture. The
+        // checks below are for every other kind of window.
+        detail::CallErrorBuffer error;
+        lapse_end_options opts{sizeof(lapse_end_options), options.flush ? uint32_t(LAPSE_END_FLUSH) : 0u};
+        lapse_status s;
+        try {
+            s = plugin_->profile_end(device_, w.token_, &opts, &error.e);
+        } catch (...) {
+            s = detail::plugin_threw(plugin_, "profile_end", error.e);
+        }
+        w.kind_ = Window::Kind::closed;
+        w.device_ = nullptr;
+        Duration d;
+        d.set_stream(w.stream_);
+        d.note_ = std::exchange(w.note_, nullptr);
+        d.set_token(w.token_);
+        if (s == LAPSE_OK) [[likely]] {
+            d.device_ = here;
+            d.set_state(DurationState::pending);
+        } else {
+            fail_end(d, s, error.e);  // abandons the window, never leaves it open
+            here->record(d);
+        }
+        here->capture_window(d);  // recorded when it resolves, by the caller or the collector
+        return d;
+    }
     Duration d;
     d.set_stream(w.stream_);
     if (core_ && core_->disabled && !w.open()) [[unlikely]]

@@ -109,6 +109,9 @@ public:
     // Recording into a capture (capture/device_recording.cpp). A named
     // window closed by end_slow is handed over here, pending or final.
     void capture_window(Duration& d) noexcept;
+    // What capture_window and capture_pending share (capture/admit.cpp).
+    void hand_over(CaptureCore* capture, WindowNote* note, TokenWords token, Stream stream,
+                   const Duration* final) noexcept;
     // Attaches (or, with null, detaches) the capture this device records
     // into; the previous one is drained of this device's windows first.
     void attach_capture(std::shared_ptr<Capture> capture);

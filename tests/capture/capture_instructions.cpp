@@ -5,7 +5,9 @@
 //   valgrind --tool=callgrind --toggle-collect='*lapse_counted_windows*' \
 //       build/bin/capture_instructions named      # then Collected / 61440
 //
-//   unnamed   unnamed windows, no capture (the baseline of capture_named_vs_unnamed)
+//   unnamed   unnamed windows, no capture (the baseline of capture_named_vs_unnamed),
+//             in the same loop as `named` (the two paths meet in one function)
+//   plain     unnamed windows, no capture, in a loop that never names one
 //   named     named windows recorded into a capture, Durations kept (as in lapse bench)
 //   dropped   named windows recorded into a capture, Durations dropped at once
 //
@@ -36,6 +38,14 @@ const char* const kNames[] = {"frame", "update", "physics", "render", "shadow", 
     }
 }
 
+[[gnu::noinline]] void lapse_counted_windows(lapse::Device& dev, std::vector<lapse::Duration>& durations)
+{
+    for (uint32_t i = 0; i < kWindowsPerRound; ++i) {
+        lapse::Window w = dev.profile_start(0);
+        durations[i] = dev.profile_end(w);
+    }
+}
+
 [[gnu::noinline]] void lapse_counted_windows(lapse::Device& dev)
 {
     for (uint32_t i = 0; i < kWindowsPerRound; ++i) {
@@ -49,8 +59,8 @@ const char* const kNames[] = {"frame", "update", "physics", "render", "shadow", 
 int main(int argc, char** argv)
 {
     const std::string path = argc == 2 ? argv[1] : "";
-    if (path != "unnamed" && path != "named" && path != "dropped") {
-        std::fprintf(stderr, "usage: %s unnamed|named|dropped\n", argv[0]);
+    if (path != "unnamed" && path != "plain" && path != "named" && path != "dropped") {
+        std::fprintf(stderr, "usage: %s unnamed|plain|named|dropped\n", argv[0]);
         return 2;
     }
     lapse::Runtime runtime;
@@ -59,7 +69,7 @@ int main(int argc, char** argv)
     const auto file = std::filesystem::temp_directory_path() /
                       ("lapse-capture-instructions-" + std::to_string(::getpid()) + ".lapse-capture");
     std::shared_ptr<lapse::Capture> capture;
-    if (path != "unnamed") {
+    if (path != "unnamed" && path != "plain") {
         lapse::CaptureOptions o;
         o.path = file;
         o.budget_bytes = 64u << 20;
@@ -70,6 +80,8 @@ int main(int argc, char** argv)
     for (int round = 0; round < kRounds; ++round) {
         if (path == "dropped") {
             lapse_counted_windows(dev);
+        } else if (path == "plain") {
+            lapse_counted_windows(dev, durations);
         } else {
             lapse_counted_windows(dev, durations, path == "named");
         }

@@ -1,7 +1,9 @@
-// The closing thread's side of a capture: its channel, its share of the
-// budget, and handing a note over (CaptureCore::admit). Nothing here
-// writes memory another thread writes, except once per slice of the
-// budget (granted_) and on a thread's first window into a capture.
+// The closing thread's side of a capture: a named window's note filled in
+// (DeviceCore::capture_window), its channel, its share of the budget, and
+// handing the note over (CaptureCore::admit). Nothing here writes memory
+// another thread writes, except once per slice of the budget (granted_)
+// and on a thread's first window into a capture. admit is inlined into
+// capture_window, its only caller: one call per window, not three.
 #include "capture_core.hpp"
 
 #include "../device_core.hpp"
@@ -19,11 +21,17 @@ NoteChannel::~NoteChannel()
         if (n->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete n;
 }
 
-NoteChannel* CaptureCore::channel_for_this_thread(ThreadRecording& t) noexcept
+namespace {
+
+uint32_t heap_bytes(const std::string& s) noexcept
 {
-    ThreadRecording::Entry& last = t.channels[t.last_channel];
-    if (last.capture == id_) [[likely]]
-        return last.channel.get();
+    return s.capacity() > 15 ? static_cast<uint32_t>(s.capacity() + 1) : 0;  // beyond the small-string buffer
+}
+
+}  // namespace
+
+NoteChannel* CaptureCore::new_channel_for_this_thread(ThreadRecording& t) noexcept
+{
     for (unsigned i = 0; i < t.channels.size(); ++i)
         if (t.channels[i].capture == id_) {
             t.last_channel = i;
@@ -50,7 +58,7 @@ NoteChannel* CaptureCore::channel_for_this_thread(ThreadRecording& t) noexcept
     }
 }
 
-bool CaptureCore::reserve(NoteChannel& ch, uint64_t cost) noexcept
+bool CaptureCore::reserve_slow(NoteChannel& ch, uint64_t cost) noexcept
 {
     const uint64_t held = ch.held();
     uint64_t grant = ch.grant.load(std::memory_order_relaxed);
@@ -58,16 +66,16 @@ bool CaptureCore::reserve(NoteChannel& ch, uint64_t cost) noexcept
         // Far more reserved than held (the collector caught up): give a
         // slice back, so that a busy thread can take it.
         if (grant - held > 3 * slice_) {
-            ch.grant.store(grant - slice_, std::memory_order_relaxed);
+            grant -= slice_;
             granted_.fetch_sub(slice_, std::memory_order_relaxed);
         }
-        return true;
     }
     while (held + cost > grant) {
         const uint64_t total = granted_.fetch_add(slice_, std::memory_order_relaxed) + slice_;
         if (total > options_.budget_bytes) {
             granted_.fetch_sub(slice_, std::memory_order_relaxed);
             ch.grant.store(grant, std::memory_order_relaxed);
+            ch.credit = grant > held ? grant - held : 0;
             return false;
         }
         grant += slice_;
@@ -76,15 +84,16 @@ bool CaptureCore::reserve(NoteChannel& ch, uint64_t cost) noexcept
         }
     }
     ch.grant.store(grant, std::memory_order_relaxed);
+    ch.credit = grant - held - cost;
     return true;
 }
 
-bool CaptureCore::admit(WindowNote* note) noexcept
+[[gnu::always_inline]] inline bool CaptureCore::admit(WindowNote* note) noexcept
 {
     ThreadRecording* t = this_thread_recording();
     NoteChannel* ch = t != nullptr ? channel_for_this_thread(*t) : nullptr;
     note->close_thread = t != nullptr ? t->thread_id : current_thread_id();
-    if (ch != nullptr) {
+    if (ch != nullptr) [[likely]] {
         note->channel = ch;
         const uint64_t cost = note->cost;
         for (;;) {
@@ -92,14 +101,10 @@ bool CaptureCore::admit(WindowNote* note) noexcept
             if (reserve(*ch, cost)) {
                 const uint64_t charged = ch->charged.load(std::memory_order_relaxed);
                 ch->charged.store(charged + cost, std::memory_order_relaxed);
-                if (ch->notes.push(note)) {
-                    ch->pushed.store(ch->pushed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-                    // Notes the collector is done with come back while this
-                    // thread has no spares: a warm thread allocates nothing.
-                    if (t->spare.empty()) take_back_notes(*t, ch->returns);
+                if (ch->notes.push(note)) [[likely]]
                     return true;
-                }
                 ch->charged.store(charged, std::memory_order_relaxed);
+                ch->credit += cost;
             }
             if (options_.policy != CapturePolicy::block) break;
             std::this_thread::sleep_for(std::chrono::microseconds(20));  // wait for the collector to make room
@@ -108,6 +113,45 @@ bool CaptureCore::admit(WindowNote* note) noexcept
     note->channel = nullptr;
     count_drop(*note);
     return false;
+}
+
+// Fills a named window's note and hands it to the capture: `final` is its
+// Duration when it closed in a final state (failed, system time), null
+// when it closed pending.
+[[gnu::always_inline]] inline void DeviceCore::hand_over(CaptureCore* c, WindowNote* n, TokenWords token,
+                                                         Stream stream, const Duration* final) noexcept
+{
+    n->device = this;
+    n->token = token;
+    n->stream = stream;
+    n->source = capture_source.load(std::memory_order_relaxed);
+    n->cost = static_cast<uint32_t>(sizeof(WindowNote)) + heap_bytes(n->name) + heap_bytes(n->message);
+    if (final == nullptr) {
+        n->claim.store(note_pending, std::memory_order_relaxed);
+    } else {
+        publish_result(*n, *final);
+        n->claim.store(note_final, std::memory_order_relaxed);
+    }
+    n->refs.store(2, std::memory_order_relaxed);
+    if (!c->admit(n)) {  // dropped (counted): nobody else has seen the note; admit sets close_thread
+        n->refs.store(1, std::memory_order_relaxed);
+        n->claim.store(note_unshared, std::memory_order_relaxed);
+    }
+}
+
+void DeviceCore::capture_window(Duration& d) noexcept
+{
+    CaptureCore* c = capture.load(std::memory_order_acquire);
+    WindowNote* n = d.note_;
+    if (c == nullptr || n == nullptr || n->name.empty()) return;
+    hand_over(c, n, d.token_words(), d.stream(), d.pending() ? nullptr : &d);
+}
+
+void capture_pending(DeviceCore* device, WindowNote* note, lapse_token token, lapse_stream stream) noexcept
+{
+    CaptureCore* c = device->capture.load(std::memory_order_acquire);
+    if (c == nullptr) return;  // the Duration keeps the note (for a session, when one is attached)
+    device->hand_over(c, note, token, stream, nullptr);
 }
 
 }  // namespace lapse::detail

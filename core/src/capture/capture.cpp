@@ -259,7 +259,7 @@ CaptureStats CaptureCore::stats() const noexcept
         std::lock_guard lock(channels_mutex_);
         admitted = retired_pushed_;
         for (const auto& ch : channels_) {
-            admitted += ch->pushed.load(std::memory_order_relaxed);
+            admitted += ch->notes.pushed();
             const uint64_t charged = ch->charged.load(std::memory_order_relaxed);
             const uint64_t freed = ch->freed.load(std::memory_order_relaxed);
             held += charged > freed ? charged - freed : 0;
@@ -367,7 +367,7 @@ void CaptureCore::retire_channels() noexcept
     std::lock_guard lock(channels_mutex_);
     auto gone = [&](const std::shared_ptr<NoteChannel>& ch) {
         if (!(ch->orphaned.load(std::memory_order_acquire) && ch->notes.empty() && ch->held() == 0)) return false;
-        retired_pushed_ += ch->pushed.load(std::memory_order_relaxed);
+        retired_pushed_ += ch->notes.pushed();
         granted_.fetch_sub(ch->grant.load(std::memory_order_relaxed), std::memory_order_relaxed);
         return true;
     };

@@ -11,6 +11,7 @@
 #include "capture_observer.hpp"
 #include "chunk_writer.hpp"
 #include "note_queue.hpp"
+#include "thread_recording.hpp"
 
 #include <lapse/core/capture.hpp>
 
@@ -39,7 +40,8 @@ public:
     uint32_t add_source(CaptureSource source);
     // Queues a shared note (its refs already count the collector's) on the
     // calling thread's channel. False when the policy dropped it: the
-    // caller then still owns it alone. (capture/admit.cpp)
+    // caller then still owns it alone. (capture/admit.cpp, inlined into
+    // DeviceCore::capture_window, its only caller.)
     bool admit(WindowNote* note) noexcept;
     // Writes every window of `device` queued so far, resolving its pending
     // ones (waiting a bounded time, then giving them up). Blocks.
@@ -62,11 +64,23 @@ private:
 
     void count_drop(const WindowNote& note) noexcept;
     // The calling thread's channel to this capture, made on first use;
-    // null when it cannot be made (out of memory, thread exiting).
+    // null when it cannot be made (out of memory, thread exiting). The
+    // channel used last is found inline.
     NoteChannel* channel_for_this_thread(ThreadRecording& thread) noexcept;
+    NoteChannel* new_channel_for_this_thread(ThreadRecording& thread) noexcept;
     // Makes room for `cost` more bytes in the channel's share of the
-    // budget, taking a slice more from the capture's when it must.
-    bool reserve(NoteChannel& channel, uint64_t cost) noexcept;
+    // budget: from its credit, or (reserve_slow, once per credit spent)
+    // by looking at what the collector freed, giving a slice back or
+    // taking one more from the capture's.
+    bool reserve(NoteChannel& channel, uint64_t cost) noexcept
+    {
+        if (cost <= channel.credit) [[likely]] {
+            channel.credit -= cost;
+            return true;
+        }
+        return reserve_slow(channel, cost);
+    }
+    bool reserve_slow(NoteChannel& channel, uint64_t cost) noexcept;
     // The collector lets go of a note it has written (or dropped).
     void let_go(WindowNote* note) noexcept;
     // Collector: picks up channels made since the last round.
@@ -130,6 +144,14 @@ private:
     int64_t last_write_ns_ = 0;
     std::thread collector_;
 };
+
+inline NoteChannel* CaptureCore::channel_for_this_thread(ThreadRecording& t) noexcept
+{
+    ThreadRecording::Entry& last = t.channels[t.last_channel];
+    if (last.capture == id_) [[likely]]
+        return last.channel.get();
+    return new_channel_for_this_thread(t);
+}
 
 int64_t realtime_now_ns() noexcept;
 

@@ -1,5 +1,4 @@
-// DeviceCore's side of recording into a capture: handing named windows to
-// the collector, and the claim that makes each window resolve once whether
+// DeviceCore's side of recording into a capture: attaching one, and the claim that makes each window resolve once whether
 // the caller or the collector gets to it first (NoteClaim in
 // device_core.hpp).
 #include "../device_core.hpp"
@@ -12,14 +11,6 @@
 
 namespace lapse::detail {
 
-namespace {
-
-uint32_t heap_bytes(const std::string& s) noexcept
-{
-    return s.capacity() > 15 ? static_cast<uint32_t>(s.capacity() + 1) : 0;  // beyond the small-string buffer
-}
-
-}  // namespace
 
 // Copies a final Duration's result into its note.
 void publish_result(WindowNote& note, const Duration& d) noexcept
@@ -37,29 +28,6 @@ void publish_result(WindowNote& note, const Duration& d) noexcept
         note.queued_ops = d.queued_ops();
     }
     note.failure = d.error_status();
-}
-
-void DeviceCore::capture_window(Duration& d) noexcept
-{
-    CaptureCore* c = capture.load(std::memory_order_acquire);
-    WindowNote* n = d.note_;
-    if (c == nullptr || n == nullptr || n->name.empty()) return;
-    n->device = this;
-    n->token = d.token_words();
-    n->stream = d.stream();
-    n->source = capture_source.load(std::memory_order_relaxed);
-    n->cost = static_cast<uint32_t>(sizeof(WindowNote)) + heap_bytes(n->name) + heap_bytes(n->message);
-    if (d.pending()) {
-        n->claim.store(note_pending, std::memory_order_relaxed);
-    } else {
-        publish_result(*n, d);
-        n->claim.store(note_final, std::memory_order_relaxed);
-    }
-    n->refs.store(2, std::memory_order_relaxed);
-    if (!c->admit(n)) {  // dropped (counted): nobody else has seen the note; admit sets close_thread
-        n->refs.store(1, std::memory_order_relaxed);
-        n->claim.store(note_unshared, std::memory_order_relaxed);
-    }
 }
 
 void DeviceCore::attach_capture(std::shared_ptr<Capture> next)
@@ -101,6 +69,9 @@ void DeviceCore::give_up_note(WindowNote* note, const char* cause) noexcept
     note->state = DurationState::not_measured;
     note->method = TimingMethod::none;
     note->domain = ClockDomain::none;
+    note->start_ns = note->end_ns = 0;
+    note->failure = LAPSE_OK;
+    note->flags = note->queued_ops = 0;
     try {
         note->message = cause;
     } catch (...) {

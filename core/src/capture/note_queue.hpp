@@ -27,7 +27,9 @@ struct WindowNote;
 class NoteRing {
 public:
     explicit NoteRing(std::size_t capacity_pow2)
-        : mask_(capacity_pow2 - 1), slots_(std::make_unique<WindowNote*[]>(capacity_pow2))
+        // Not zeroed: a slot is always written before it is read, and a
+        // thread's first window into a capture should not clear 512 KiB.
+        : mask_(capacity_pow2 - 1), slots_(new WindowNote*[capacity_pow2])
     {
     }
 
@@ -63,6 +65,8 @@ public:
         return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire);
     }
     std::size_t capacity() const noexcept { return mask_ + 1; }
+    // Either side: how many notes were ever pushed (a snapshot).
+    uint64_t pushed() const noexcept { return tail_.load(std::memory_order_acquire); }
 
 private:
     const std::size_t mask_;
@@ -87,10 +91,14 @@ struct NoteChannel {
     NoteRing notes;    // producer -> collector: closed named windows
     NoteRing returns;  // collector -> producer: notes to reuse
 
-    // Written by the producer only (plain stores).
+    // Written by the producer only (plain stores). The notes admitted are
+    // notes.pushed().
     alignas(64) std::atomic<uint64_t> charged{0};  // budget bytes of every note admitted
-    std::atomic<uint64_t> pushed{0};               // notes admitted
     std::atomic<uint64_t> grant{0};                // budget bytes reserved for this thread
+    // Producer only: bytes it may still charge without looking at `freed`
+    // (grant - held when it last looked), so a window reads no counter the
+    // collector writes until the credit runs out.
+    uint64_t credit = 0;
     std::atomic<bool> orphaned{false};             // the thread is gone (or let the channel go)
     // Written by the collector only.
     alignas(64) std::atomic<uint64_t> freed{0};  // budget bytes of notes the collector is done with

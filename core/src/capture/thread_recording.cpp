@@ -10,7 +10,7 @@
 
 namespace lapse::detail {
 
-thread_local ThreadRecording* this_thread_recording_ptr __attribute__((tls_model("initial-exec"))) = nullptr;
+constinit thread_local ThreadRecording* this_thread_recording_ptr __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
 
@@ -40,26 +40,18 @@ struct RecordingReaper {
 };
 thread_local RecordingReaper reaper;
 
+// Makes a note that served a window ready for the next. Only what a new
+// window reads before it writes it is reset: the name is assigned by
+// make_note; device, channel, token, stream, source, close_thread and cost
+// are written by DeviceCore::capture_window before the note is shared; the
+// result fields by publish_result or give_up_note before the claim reads
+// final. The message is the exception: a note handed out for a name only
+// must read no message.
 void reset(WindowNote& n) noexcept
 {
-    n.name.clear();
-    n.thread = 0;
     n.message.clear();
     n.refs.store(1, std::memory_order_relaxed);
     n.claim.store(note_unshared, std::memory_order_relaxed);
-    n.device = nullptr;
-    n.channel = nullptr;
-    n.token = TokenWords{};
-    n.stream = 0;
-    n.source = 0;
-    n.close_thread = 0;
-    n.cost = 0;
-    n.state = DurationState::not_measured;
-    n.method = TimingMethod::none;
-    n.domain = ClockDomain::none;
-    n.start_ns = n.end_ns = 0;
-    n.failure = LAPSE_OK;
-    n.flags = n.queued_ops = 0;
 }
 
 }  // namespace
@@ -79,19 +71,52 @@ ThreadRecording* make_thread_recording() noexcept
     }
 }
 
-WindowNote* take_note()
+namespace {
+
+// take_note's body, inlined into make_name_note (an exported function of a
+// shared library is not inlined into its callers: it may be interposed).
+[[gnu::always_inline]] inline WindowNote* take_spare_or_new_note()
 {
     ThreadRecording* r = this_thread_recording();
-    if (r != nullptr && !r->spare.empty()) {
-        WindowNote* n = r->spare.back();
-        r->spare.pop_back();
-        reset(*n);
-        n->thread = r->thread_id;
+    if (r == nullptr) [[unlikely]] {
+        auto* n = new WindowNote;
+        n->thread = current_thread_id();
         return n;
     }
-    auto* n = new WindowNote;
-    n->thread = r != nullptr ? r->thread_id : current_thread_id();
+    WindowNote* n = nullptr;
+    if (!r->spare.empty()) {
+        n = r->spare.back();
+        r->spare.pop_back();
+    } else if (NoteChannel* ch = r->channels[r->last_channel].channel.get()) {
+        // Notes the collector is done with come back through the channel
+        // this thread used last (it is that ring's only consumer): a warm
+        // thread allocates nothing.
+        n = ch->returns.pop();
+    }
+    if (n == nullptr) [[unlikely]] {
+        n = new WindowNote;
+    } else {
+        reset(*n);
+    }
+    n->thread = r->thread_id;
     return n;
+}
+
+}  // namespace
+
+WindowNote* take_note() { return take_spare_or_new_note(); }
+
+// Next to take_note, so that a named window's start makes one call.
+WindowNote* make_name_note(std::string_view name)
+{
+    WindowNote* note = take_spare_or_new_note();
+    try {
+        note->name.assign(name);
+    } catch (...) {
+        delete note;
+        throw;
+    }
+    return note;
 }
 
 void keep_note(WindowNote* note) noexcept
@@ -105,16 +130,6 @@ void keep_note(WindowNote* note) noexcept
         return;
     }
     r->spare.push_back(note);  // reserved: cannot throw
-}
-
-void take_back_notes(ThreadRecording& thread, NoteRing& returns) noexcept
-{
-    if (!thread.spare.empty()) return;
-    while (thread.spare.size() < spare_limit)
-        if (WindowNote* n = returns.pop())
-            thread.spare.push_back(n);
-        else
-            break;
 }
 
 }  // namespace lapse::detail

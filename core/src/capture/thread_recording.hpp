@@ -35,8 +35,9 @@ struct ThreadRecording {
 };
 
 // Initial-exec: the library is linked by its hosts, and one pointer of
-// static TLS is what that costs; the hot path then reads it with one load.
-extern thread_local ThreadRecording* this_thread_recording_ptr __attribute__((tls_model("initial-exec")));
+// static TLS is what that costs; the hot path then reads it with one load
+// (constinit: no dynamic initialisation, so no TLS wrapper call before it).
+extern constinit thread_local ThreadRecording* this_thread_recording_ptr __attribute__((tls_model("initial-exec")));
 ThreadRecording* make_thread_recording() noexcept;
 
 // Null only while the thread is exiting (or out of memory): the caller
@@ -49,14 +50,12 @@ inline ThreadRecording* this_thread_recording() noexcept
     return make_thread_recording();
 }
 
-// A note ready for a new window: a spare one of this thread when it has
-// one, else a new one. Throws std::bad_alloc like new.
+// A note ready for a new window: a spare one of this thread, or one the
+// collector handed back through the channel it used last, or a new one.
+// Throws std::bad_alloc like new.
 WindowNote* take_note();
 // Keeps `note` as a spare of this thread, or deletes it when the list is
 // full. The caller is its last owner.
 void keep_note(WindowNote* note) noexcept;
-// Moves the notes waiting in `returns` (whose consumer is this thread) to
-// this thread's spares, when it has run out.
-void take_back_notes(ThreadRecording& thread, NoteRing& returns) noexcept;
 
 }  // namespace lapse::detail

@@ -17,8 +17,9 @@
 // same, one call at a time, and may end a window on another thread.
 //
 // Hot path: profile_start / profile_end make one plugin call each, do not
-// allocate, lock or log unless a window is named (a named window carries
-// its name for the session). Nothing holds a lock while a closure runs.
+// allocate, lock or log (a named window takes one call more at each end:
+// its note, reused once the thread is warm, and its hand-over to the
+// session or capture). Nothing holds a lock while a closure runs.
 //
 // Thread safety: every member may be called from any thread concurrently,
 // except close() and destruction, which must come after every other call.
@@ -123,16 +124,21 @@ public:
     // "Measurements behind the public headers", says why and what it saves.
     LAPSE_DETAIL_HOT_INLINE Window profile_start(Stream stream, std::string_view name = {})
     {
-        if (!name.empty() || plugin_ == nullptr) [[unlikely]] {
+        if (plugin_ == nullptr) [[unlikely]] {
             if (disabled_) {
                 // LAPSE_DISABLE: nothing opens, nothing is recorded, no call.
                 Window w;
                 w.stream_ = stream;
                 return w;
             }
-            Window w = profile_start_slow(stream, name);
+            Window w = profile_start_slow(stream, name);  // the device is closed
             return Window(std::move(w), Window::FromSlowPath{});
         }
+        // A named window opens inline too: its name goes into a note (one
+        // call), carried by the Window to the capture at its end.
+        detail::WindowNote* note = nullptr;
+        if (!name.empty()) [[unlikely]]
+            note = detail::make_name_note(name);
         detail::CallErrorBuffer error;
         lapse_token token{};
         lapse_status status;
@@ -145,10 +151,10 @@ public:
             status = detail::plugin_threw(plugin_, "profile_start", error.e);
         }
         if (status != LAPSE_OK) [[unlikely]] {
-            Window w = finish_start(stream, token, status, error.e);  // no window (system time) or a failure
+            Window w = finish_start(stream, token, status, error.e, note);  // no window (system time) or a failure
             return Window(std::move(w), Window::FromSlowPath{});
         }
-        return Window(core_.get(), token, stream);
+        return Window(core_.get(), token, stream, note);
     }
     // Closes `window` (on its own stream, from any thread) and returns its
     // Duration: pending for a device window, READY/SYSTEM for a system-time
@@ -157,9 +163,9 @@ public:
     LAPSE_DETAIL_HOT_INLINE Duration profile_end(Window& window, EndOptions options = {})
     {
         detail::DeviceCore* core = core_.get();
-        // Only a window from profile_start's inline path (unnamed: no note)
-        // ends inline; any other one started out of line and ends there too,
-        // so the two inline halves meet without a merge of unknown windows.
+        // Only a window from profile_start's inline path ends inline; any
+        // other one started out of line and ends there too, so the two
+        // inline halves meet without a merge of unknown windows.
         // A device window always has device_ set, so a closed device (core_
         // null) never matches it and needs no test of its own here.
         if (!window.fast_ || window.kind_ != Window::Kind::device || window.device_ != core) [[unlikely]] {
@@ -186,9 +192,17 @@ public:
         window.kind_ = Window::Kind::closed;
         window.device_ = nullptr;
         window.fast_ = false;
+        detail::WindowNote* note = window.note_;
+        window.note_ = nullptr;
         if (status != LAPSE_OK) [[unlikely]] {
             // Abandons the window, never leaves it open.
-            Duration d = end_failed(window.stream_, window.token_, status, error.e);
+            Duration d = end_failed(window.stream_, window.token_, status, error.e, note);
+            return d;
+        }
+        if (note != nullptr) [[unlikely]] {
+            // Named: recorded when it resolves, by the caller or the collector.
+            Duration d(core, window.token_, window.stream_, note);
+            detail::capture_pending(core, note, window.token_, window.stream_);
             return d;
         }
         return Duration(core_.get(), window.token_, window.stream_);
@@ -263,10 +277,12 @@ private:
     // The slow paths, out of line (named, system-time, failed, closed or
     // foreign windows).
     Window profile_start_slow(Stream stream, std::string_view name);
-    Window finish_start(Stream stream, lapse_token token, lapse_status status, const lapse_error& error);
+    Window finish_start(Stream stream, lapse_token token, lapse_status status, const lapse_error& error,
+                        detail::WindowNote* note);
     void finish_start(Window& w, lapse_status status, const lapse_error& error);
     Duration end_slow(Window& w, EndOptions options);
-    Duration end_failed(Stream stream, lapse_token token, lapse_status status, const lapse_error& error);
+    Duration end_failed(Stream stream, lapse_token token, lapse_status status, const lapse_error& error,
+                        detail::WindowNote* note);
     void fail_end(Duration& d, lapse_status status, const lapse_error& error);
 
     std::unique_ptr<detail::DeviceCore> core_;

@@ -238,10 +238,11 @@ private:
         note_ = nullptr;
         set_state(DurationState::not_measured);
     }
-    // A pending duration of an unnamed device window (profile_end's fast
-    // path), in one aggregate initialisation.
-    Duration(detail::DeviceCore* device, detail::TokenWords token, Stream stream) noexcept
-        : detail::DurationFields{device, nullptr, token.id, token.tail,
+    // A pending duration of a device window (profile_end's fast path), in
+    // one aggregate initialisation.
+    Duration(detail::DeviceCore* device, detail::TokenWords token, Stream stream,
+             detail::WindowNote* note = nullptr) noexcept
+        : detail::DurationFields{device, note, token.id, token.tail,
                                  detail::pack_duration_tags(stream, DurationState::pending)}
     {
     }

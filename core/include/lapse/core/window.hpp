@@ -93,9 +93,10 @@ private:
         kind_ = Kind::closed;
         fast_ = false;
     }
-    // An open device window (profile_start's fast path).
-    Window(detail::DeviceCore* device, lapse_token token, Stream stream) noexcept
-        : device_(device), token_(token), stream_(stream), kind_(Kind::device), fast_(true)
+    // An open device window (profile_start's fast path), named when `note`
+    // is not null.
+    Window(detail::DeviceCore* device, lapse_token token, Stream stream, detail::WindowNote* note) noexcept
+        : device_(device), note_(note), token_(token), stream_(stream), kind_(Kind::device), fast_(true)
     {
     }
     // A window from a slow path, moved in: fast_ is false in a way the
@@ -110,9 +111,10 @@ private:
     Stream stream_ = 0;
     Kind kind_ = Kind::closed;
     lapse_status failure_ = LAPSE_OK;
-    // Opened by Device::profile_start's inline path: an unnamed window, so
-    // no note. Only such a window takes profile_end's inline path; the
-    // compiler then sees, on that path, exactly what profile_start put in.
+    // Opened by Device::profile_start's inline path (a device window of an
+    // open device, named or not). Only such a window takes profile_end's
+    // inline path; the compiler then sees, on that path, exactly what
+    // profile_start put in.
     bool fast_ = false;
 };
 
