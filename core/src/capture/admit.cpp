@@ -74,6 +74,7 @@ bool CaptureCore::reserve_slow(NoteChannel& ch, uint64_t cost) noexcept
         const uint64_t total = granted_.fetch_add(slice_, std::memory_order_relaxed) + slice_;
         if (total > options_.budget_bytes) {
             granted_.fetch_sub(slice_, std::memory_order_relaxed);
+            if (release_orphaned_grants() > 0) continue;
             ch.grant.store(grant, std::memory_order_relaxed);
             ch.credit = grant > held ? grant - held : 0;
             return false;
@@ -86,6 +87,24 @@ bool CaptureCore::reserve_slow(NoteChannel& ch, uint64_t cost) noexcept
     ch.grant.store(grant, std::memory_order_relaxed);
     ch.credit = grant - held - cost;
     return true;
+}
+
+uint64_t CaptureCore::release_orphaned_grants() noexcept
+{
+    uint64_t released = 0;
+    std::lock_guard lock(channels_mutex_);
+    for (const auto& ch : channels_) {
+        // Orphaned is stored (release) after the producer's last write to
+        // its channel: nobody charges it again.
+        if (!ch->orphaned.load(std::memory_order_acquire)) continue;
+        const uint64_t grant = ch->grant.load(std::memory_order_relaxed);
+        const uint64_t held = ch->held();
+        if (grant <= held) continue;
+        ch->grant.store(held, std::memory_order_relaxed);
+        released += grant - held;
+    }
+    granted_.fetch_sub(released, std::memory_order_relaxed);
+    return released;
 }
 
 [[gnu::always_inline]] inline bool CaptureCore::admit(WindowNote* note) noexcept

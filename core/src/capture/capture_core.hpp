@@ -81,6 +81,12 @@ private:
         return reserve_slow(channel, cost);
     }
     bool reserve_slow(NoteChannel& channel, uint64_t cost) noexcept;
+    // Lowers the grant of every channel whose thread is gone (or moved on)
+    // to what it still holds, giving the rest back to the budget now
+    // rather than when the collector retires the channel: threads that
+    // exit right after their windows must not starve the next ones. The
+    // bytes given back. Any thread; takes channels_mutex_.
+    uint64_t release_orphaned_grants() noexcept;
     // The collector lets go of a note it has written (or dropped).
     void let_go(WindowNote* note) noexcept;
     // Collector: picks up channels made since the last round.
