@@ -56,6 +56,13 @@ public:
     uint32_t index_of(uint64_t position) const noexcept { return static_cast<uint32_t>(position % capacity_); }
     uint32_t first_query(uint64_t position) const noexcept { return 2 * index_of(position); }
 
+    // first_query of the window a slot of this ring holds, without the
+    // division by the capacity that first_query(position) takes.
+    uint32_t first_query_of(const RingSlot& slot) const noexcept
+    {
+        return 2 * static_cast<uint32_t>(&slot - slots_.get());
+    }
+
     // Takes the slot at head. Precondition: !full().
     RingSlot& open(uint64_t& position) noexcept
     {

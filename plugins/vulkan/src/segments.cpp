@@ -64,13 +64,14 @@ lapse_status Stream::recording(std::unique_lock<std::mutex>& lock, Segment*& out
             cv_.wait(lock);
             continue;
         }
-        VkResult r = vk.vkResetCommandPool(ctx_.device, g.pool, 0);
-        if (r != VK_SUCCESS) return fail_stream(ctx_.vk_fail(error, "record", "vkResetCommandPool", r), error);
+        if (g.needs_reset)
+            if (lapse_status st = reset_segment(g, error); st != LAPSE_OK) return st;
         VkCommandBufferBeginInfo bi{};
         bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
         bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-        r = vk.vkBeginCommandBuffer(g.cb, &bi);
+        VkResult r = vk.vkBeginCommandBuffer(g.cb, &bi);
         if (r != VK_SUCCESS) return fail_stream(ctx_.vk_fail(error, "record", "vkBeginCommandBuffer", r), error);
+        g.needs_reset = true;
         g.serial = serial;
         g.stamps = 0;
         g.wait_host = host_wait_next_;  // host work handed out before this segment
@@ -78,8 +79,31 @@ lapse_status Stream::recording(std::unique_lock<std::mutex>& lock, Segment*& out
         g.state = Segment::State::Recording;
         ++next_serial_;
         current_ = serial;
+        current_seg_ = &g;
         out = &g;
         return LAPSE_OK;
+    }
+}
+
+lapse_status Stream::reset_segment(Segment& g, lapse_error* error) noexcept
+{
+    VkResult r = ctx_.api.vkResetCommandPool(ctx_.device, g.pool, 0);
+    if (r != VK_SUCCESS) return fail_stream(ctx_.vk_fail(error, "record", "vkResetCommandPool", r), error);
+    g.needs_reset = false;
+    return LAPSE_OK;
+}
+
+void Stream::recycle_completed() noexcept
+{
+    if (!usable()) return;
+    for (uint32_t i = 0; i < cfg_.segments; ++i) {
+        Segment& g = segs_[i];
+        if (g.state != Segment::State::Submitted || g.serial > completed_) continue;
+        // A failed reset poisons the stream and says why in its failure
+        // message; the next start or resolve reports it.
+        lapse_error scratch = sdk::make_error();
+        if (reset_segment(g, &scratch) != LAPSE_OK) return;
+        g.state = Segment::State::Free;
     }
 }
 

@@ -153,7 +153,7 @@ lapse_status Stream::record_start(VkCommandBuffer cb, uint64_t serial, lapse_tok
     uint64_t position = 0;
     RingSlot& slot = ring_.open(position);
     slot.start_serial = serial;
-    uint32_t q = ring_.first_query(position);
+    const uint32_t q = ring_.first_query_of(slot);
     if (!ctx_.host_query_reset) ctx_.api.vkCmdResetQueryPool(cb, pool_, q, 2);
     ctx_.api.vkCmdWriteTimestamp(cb, ctx_.start_stage, pool_, q);
     token.id = encode_token_id(position, cfg_.index);
@@ -165,8 +165,9 @@ lapse_status Stream::record_start(VkCommandBuffer cb, uint64_t serial, lapse_tok
 lapse_status Stream::start(lapse_token& token, lapse_error* error)
 {
     std::unique_lock<std::mutex> lock(mutex_);
-    Segment* g = nullptr;
-    if (lapse_status st = recording(lock, g, error); st != LAPSE_OK) return st;
+    Segment* g = current_segment();
+    if (g == nullptr)
+        if (lapse_status st = recording(lock, g, error); st != LAPSE_OK) return st;
     if (lapse_status st = record_start(g->cb, g->serial, token, error); st != LAPSE_OK) return st;
     return after_stamp(*g, error);
 }
@@ -183,18 +184,21 @@ lapse_status Stream::end(uint64_t position, lapse_token token, lapse_error* erro
         slot->failed = true;
         return check_usable(error, "profile_end");
     }
-    Segment* g = nullptr;
-    if (lapse_status st = recording(lock, g, error); st != LAPSE_OK) {
-        // recording() may have waited without the lock: look the slot up again.
-        if ((slot = ring_.find(position)) != nullptr && slot->state == SlotState::Open) {
-            slot->state = SlotState::Closed;
-            slot->failed = true;
+    Segment* g = current_segment();
+    if (g == nullptr) {
+        if (lapse_status st = recording(lock, g, error); st != LAPSE_OK) {
+            // recording() may have waited without the lock: look the slot up again.
+            if ((slot = ring_.find(position)) != nullptr && slot->state == SlotState::Open) {
+                slot->state = SlotState::Closed;
+                slot->failed = true;
+            }
+            return st;
         }
-        return st;
+        slot = ring_.find(position);
+        if (slot == nullptr || slot->state != SlotState::Open)
+            return token_error(token, position, "profile_end", error);
     }
-    slot = ring_.find(position);
-    if (slot == nullptr || slot->state != SlotState::Open) return token_error(token, position, "profile_end", error);
-    ctx_.api.vkCmdWriteTimestamp(g->cb, ctx_.end_stage, pool_, ring_.first_query(position) + 1);
+    ctx_.api.vkCmdWriteTimestamp(g->cb, ctx_.end_stage, pool_, ring_.first_query_of(*slot) + 1);
     slot->end_serial = g->serial;
     slot->state = SlotState::Closed;
     return after_stamp(*g, error);
@@ -262,6 +266,7 @@ lapse_status Stream::sync(lapse_error* error)
         if (st != LAPSE_OK) return st;
         if (target > completed_) completed_ = target;
     }
+    recycle_completed();
     if (host_target != 0) {
         lock.unlock();
         return wait_value(host_sem_, host_target, UINT64_MAX, error);

@@ -20,6 +20,12 @@
 // recording path is back-pressure: when every segment is in flight, taking
 // a new one waits for the oldest to complete.
 //
+// A finished segment's command pool is reset where completion is learned
+// anyway, in sync and resolve, not by the start that takes the segment
+// next: resetting frees every command recorded in it, which on lavapipe
+// costs about as much as the window's two stamps. A segment nobody synced
+// or resolved past is still reset when it is taken.
+//
 // Host work (config `submit = "host"`): submit() does not hand the work
 // a command buffer; it runs `fn(user, NULL)` on the stream's worker thread
 // *in stream order*: the worker waits until the segments recorded before
@@ -129,6 +135,7 @@ private:
         uint64_t wait_host = 0;  // host-work value this segment waits for before it runs (0: none)
         uint32_t stamps = 0;
         State state = State::Free;
+        bool needs_reset = false;  // begun since its pool was last reset
     };
     struct HostWork {
         lapse_work_fn fn = nullptr;
@@ -140,7 +147,16 @@ private:
 
     Segment& seg(uint64_t serial) noexcept { return segs_[serial % cfg_.segments]; }
     lapse_status check_usable(lapse_error* error, const char* operation) const noexcept;
+    bool usable() const noexcept { return failure_ == LAPSE_OK && !ctx_.is_lost(); }
+    // The segment being recorded when there is one and the stream is
+    // usable (the common case of start/end); null otherwise.
+    Segment* current_segment() noexcept { return current_ != 0 && usable() ? current_seg_ : nullptr; }
     lapse_status recording(std::unique_lock<std::mutex>& lock, Segment*& out, lapse_error* error);
+    // Resets the pools of submitted segments the queue has finished
+    // (serial <= completed_) and frees them, so that the start that takes
+    // one next does not pay for the reset.
+    void recycle_completed() noexcept;
+    lapse_status reset_segment(Segment& g, lapse_error* error) noexcept;
     lapse_status close_current(lapse_error* error) noexcept;
     lapse_status flush(lapse_error* error) noexcept;
     lapse_status after_stamp(Segment& g, lapse_error* error) noexcept;
@@ -195,6 +211,7 @@ private:
     uint64_t submit_cursor_ = 1;  // serial of the next segment to submit
     uint64_t completed_ = 0;      // last value read from the timeline semaphore
     uint64_t current_ = 0;        // serial of the segment being recorded by the plugin, 0 = none
+    Segment* current_seg_ = nullptr;  // seg(current_) while current_ != 0 (spares start/end a division)
     // A failed vkQueueSubmit/vkEndCommandBuffer poisons the stream: its
     // windows resolve FAILED with this status and new windows are refused.
     lapse_status failure_ = LAPSE_OK;

@@ -46,7 +46,10 @@ lapse_status Stream::resolve_pass(const lapse_token* tokens, lapse_duration* out
 {
     std::lock_guard<std::mutex> lock(mutex_);
     PassErrors errors{error};
-    if (own() && completed_ + 1 < next_serial_) refresh_completed(nullptr);
+    if (own()) {
+        if (completed_ + 1 < next_serial_) refresh_completed(nullptr);
+        recycle_completed();
+    }
     if (run_.empty()) {
         const uint32_t capacity = std::min(cfg_.ring_windows, kMaxReadRun);
         run_.resize(capacity);
