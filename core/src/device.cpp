@@ -295,6 +295,19 @@ namespace {
 {
     throw Error(LAPSE_ERROR_CLOSED, std::string(call) + ": the device is closed");
 }
+
+// The plugin's profile_end of one of its open windows; a throw is the
+// plugin's failure, answered as one.
+lapse_status end_in_plugin(const lapse_plugin* plugin, lapse_device* device, const lapse_token& token, bool flush,
+                           lapse_error& error) noexcept
+{
+    const lapse_end_options opts{sizeof(lapse_end_options), flush ? uint32_t(LAPSE_END_FLUSH) : 0u};
+    try {
+        return plugin->profile_end(device, token, &opts, &error);
+    } catch (...) {
+        return detail::plugin_threw(plugin, "profile_end", error);
+    }
+}
 }  // namespace
 
 const DeviceInfo& Device::info() const
@@ -468,13 +481,7 @@ Duration Device::end_slow(Window& w, EndOptions options)
         // inline): the close of the inline path, then the capture. The
         // checks below are for every other kind of window.
         detail::CallErrorBuffer error;
-        lapse_end_options opts{sizeof(lapse_end_options), options.flush ? uint32_t(LAPSE_END_FLUSH) : 0u};
-        lapse_status s;
-        try {
-            s = plugin_->profile_end(device_, w.token_, &opts, &error.e);
-        } catch (...) {
-            s = detail::plugin_threw(plugin_, "profile_end", error.e);
-        }
+        const lapse_status s = end_in_plugin(plugin_, device_, w.token_, options.flush, error.e);
         w.kind_ = Window::Kind::closed;
         w.device_ = nullptr;
         Duration d;
@@ -527,13 +534,7 @@ Duration Device::end_slow(Window& w, EndOptions options)
         }
         // A named window: the same close as the inline fast path.
         detail::CallErrorBuffer error;
-        lapse_end_options opts{sizeof(lapse_end_options), options.flush ? uint32_t(LAPSE_END_FLUSH) : 0u};
-        lapse_status s;
-        try {
-            s = plugin_->profile_end(device_, w.token_, &opts, &error.e);
-        } catch (...) {
-            s = detail::plugin_threw(plugin_, "profile_end", error.e);
-        }
+        const lapse_status s = end_in_plugin(plugin_, device_, w.token_, options.flush, error.e);
         d.set_token(w.token_);
         if (s == LAPSE_OK) {
             d.device_ = core;

@@ -25,15 +25,25 @@
 
 using namespace lapse::test;
 
+namespace {
+
+// An attach-mode device of `plugin_path` through the core, validation on.
+lapse::Device open_attach_device(lapse::Runtime& runtime, const char* plugin_path = LAPSE_VULKAN_PLUGIN_PATH)
+{
+    return runtime.open(lapse::Config::from_string(
+        std::string("[backend]\nplugin = \"") + plugin_path + "\"\nmode = \"attach\"\nvalidation = true\n",
+        "<attach test>", "/"));
+}
+
+}  // namespace
+
 TEST_CASE("Device::info() after an attach shows the attached streams, with no refresh_info", "[vulkan][attach][core]")
 {
     g_validation_messages = 0;
     {
         HostVulkan vk(/*host_query_reset=*/true);
         lapse::Runtime runtime;
-        lapse::Device dev = runtime.open(lapse::Config::from_string(
-            std::string("[backend]\nplugin = \"") + LAPSE_VULKAN_PLUGIN_PATH + "\"\nmode = \"attach\"\nvalidation = true\n",
-            "<attach test>", "/"));
+        lapse::Device dev = open_attach_device(runtime);
         const lapse::DeviceInfo& at_open = dev.info();
         CHECK(at_open.stream_count == 0);
         const std::string name_at_open = at_open.name;
@@ -68,9 +78,7 @@ TEST_CASE("Device::refresh_info asks the backend again and sees the stream an at
     {
         HostVulkan vk(/*host_query_reset=*/true);
         lapse::Runtime runtime;
-        lapse::Device dev = runtime.open(lapse::Config::from_string(
-            std::string("[backend]\nplugin = \"") + LAPSE_VULKAN_PLUGIN_PATH + "\"\nmode = \"attach\"\nvalidation = true\n",
-            "<attach test>", "/"));
+        lapse::Device dev = open_attach_device(runtime);
         CHECK(dev.info().stream_count == 0);
         const auto* ext = static_cast<const lapse_vulkan_commands*>(dev.extension(LAPSE_VULKAN_COMMANDS_ID));
         REQUIRE(ext != nullptr);
@@ -101,9 +109,7 @@ TEST_CASE("1000 named attach windows whose Durations are dropped unresolved are 
     {
         HostVulkan vk(/*host_query_reset=*/true);
         lapse::Runtime runtime;
-        lapse::Device dev = runtime.open(lapse::Config::from_string(
-            std::string("[backend]\nplugin = \"") + LAPSE_VULKAN_PLUGIN_PATH + "\"\nmode = \"attach\"\nvalidation = true\n",
-            "<attach test>", "/"));
+        lapse::Device dev = open_attach_device(runtime);
         lapse::VulkanAttach attach(dev);
         const lapse::Stream stream = attach.attach(vk.attach_info(true));
         CHECK(dev.info().stream_count == 1);
@@ -154,9 +160,7 @@ TEST_CASE("attach windows kept and resolved by the caller are recorded once, wit
     {
         HostVulkan vk(/*host_query_reset=*/true);
         lapse::Runtime runtime;
-        lapse::Device dev = runtime.open(lapse::Config::from_string(
-            std::string("[backend]\nplugin = \"") + LAPSE_VULKAN_PLUGIN_PATH + "\"\nmode = \"attach\"\nvalidation = true\n",
-            "<attach test>", "/"));
+        lapse::Device dev = open_attach_device(runtime);
         lapse::VulkanAttach attach(dev);
         const lapse::Stream stream = attach.attach(vk.attach_info(true));
         auto session = std::make_shared<lapse::Session>();
@@ -201,13 +205,6 @@ TEST_CASE("VulkanAttach refuses a device whose backend has no Vulkan commands, s
 }
 
 namespace {
-
-lapse::Device open_attach_device(lapse::Runtime& runtime, const char* plugin_path)
-{
-    return runtime.open(lapse::Config::from_string(
-        std::string("[backend]\nplugin = \"") + plugin_path + "\"\nmode = \"attach\"\nvalidation = true\n",
-        "<attach test>", "/"));
-}
 
 // One window through VulkanAttach on a plugin whose commands table is
 // `struct_size` bytes (a test double that resizes the real plugin's).
