@@ -136,17 +136,22 @@ TEST_CASE("1000 named attach windows whose Durations are dropped unresolved are 
     }
     std::map<std::string, int> by_name;
     int ready_on_device = 0;
+    std::string odd;  // the windows that were not, for the failure message
     {
         lapse::CaptureReader reader(file);
         lapse::CapturedWindow w;
         while (reader.next(w)) {
             ++by_name[std::string(w.name)];
             ready_on_device += w.state == lapse::DurationState::ready && w.method == lapse::TimingMethod::device;
+            if (w.state != lapse::DurationState::ready || w.method != lapse::TimingMethod::device)
+                odd += std::string(w.name) + ": state " + std::to_string(int(w.state)) + ", method " +
+                       std::to_string(int(w.method)) + ", cause '" + std::string(w.cause) + "'\n";
         }
         CHECK(reader.complete());
         CHECK(reader.damage().empty());
     }
     std::filesystem::remove(file);
+    INFO(odd);
     CHECK(by_name == std::map<std::string, int>{{"blit", 500}, {"pass", 500}});
     CHECK(ready_on_device == 1000);
     INFO(g_last_message);

@@ -36,6 +36,9 @@ struct RingSlot {
     uint64_t end_serial = 0;
     SlotState state = SlotState::Free;
     bool failed = false;  // poisoned by a device error while open
+    // Attach mode: reads that found both stamps available but the end
+    // before the start (see Stream::read_run).
+    uint16_t out_of_order_reads = 0;
 };
 
 class QueryRing {

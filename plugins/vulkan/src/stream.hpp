@@ -178,6 +178,10 @@ private:
     void read_run(const lapse_token* tokens, lapse_duration* out, uint32_t count, const Placement& place,
                   ResolveProgress& progress, PassErrors& errors);
     void read_duration(const uint64_t* stamps, const Placement& place, lapse_duration& out) const noexcept;
+    bool out_of_order(const uint64_t* stamps) const noexcept;
+    // Attach mode: how many passes may find a pair out of order before it
+    // is not measured (a driver whose stamps are simply wrong).
+    static constexpr uint16_t kMaxOutOfOrderReads = 10000;
     void note_waits(const lapse_token* tokens, const lapse_duration* out, uint32_t n, ResolveProgress& progress);
 
     // Query results as resolve reads them: a value and its availability.

@@ -165,12 +165,28 @@ void Stream::read_run(const lapse_token* tokens, lapse_duration* out, uint32_t c
             ++progress.pending;  // attach mode: the host has not run it yet
             continue;
         }
+        // Attach mode: a pair read while the host's submission runs can
+        // show both stamps available with the end still unwritten (lavapipe
+        // does: end 0). Its queries may still be written, so the slot is
+        // neither released nor reset yet: it is read again on a later pass,
+        // and only a pair that stays out of order is not measured.
+        if (available && !own() && out_of_order(q) && slot->out_of_order_reads < kMaxOutOfOrderReads) {
+            ++slot->out_of_order_reads;
+            ++progress.pending;
+            continue;
+        }
         // Own mode: the segment completed but a stamp is missing, so the
         // stamps were lost. Never a number, never zero.
         if (!available) sdk::set_duration(out[i], LAPSE_DURATION_NOT_MEASURED);
         else read_duration(q, place, out[i]);
         slot->state = SlotState::Released;
     }
+}
+
+// End before start on a counter that cannot wrap in our lifetime.
+bool Stream::out_of_order(const uint64_t* stamps) const noexcept
+{
+    return cfg_.valid_bits == 64 && ticks_between(stamps[0] & mask_, stamps[2] & mask_, mask_) > (mask_ >> 1);
 }
 
 // A window's duration from its two stamps: the difference under the
@@ -181,7 +197,7 @@ void Stream::read_duration(const uint64_t* stamps, const Placement& place, lapse
     const uint64_t start = stamps[0] & mask_;
     const uint64_t end = stamps[2] & mask_;
     const uint64_t ticks = ticks_between(start, end, mask_);
-    if (cfg_.valid_bits == 64 && ticks > (mask_ >> 1)) {
+    if (out_of_order(stamps)) {
         // End before start on a counter that cannot wrap in our lifetime:
         // the stamps are not trustworthy.
         sdk::set_duration(out, LAPSE_DURATION_NOT_MEASURED);
