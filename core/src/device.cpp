@@ -477,9 +477,9 @@ Duration Device::end_slow(Window& w, EndOptions options)
 {
     detail::DeviceCore* const here = core_.get();
     if (w.kind_ == Window::Kind::device && w.device_ == here && plugin_ != nullptr) [[likely]] {
-        // An open window of this open device (a named one: the unnamed end
-        // inline): the close of the inline path, then the capture. The
-        // checks below are for every other kind of window.
+        // An open window of this open device that did not open on the
+        // inline path (one adopt_start made): the close of the inline path,
+        // then the capture. The checks below are for every other kind.
         detail::CallErrorBuffer error;
         const lapse_status s = end_in_plugin(plugin_, device_, w.token_, options.flush, error.e);
         w.kind_ = Window::Kind::closed;

@@ -274,8 +274,8 @@ private:
     friend class Runtime;
     explicit Device(std::unique_ptr<detail::DeviceCore> core) noexcept;
     void submit_raw(Stream stream, lapse_work_fn run, void* user, void (*destroy)(void*));
-    // The slow paths, out of line (named, system-time, failed, closed or
-    // foreign windows).
+    // The slow paths, out of line (system-time, failed, closed, foreign or
+    // adopted windows; a named window opens and ends inline).
     Window profile_start_slow(Stream stream, std::string_view name);
     Window finish_start(Stream stream, lapse_token token, lapse_status status, const lapse_error& error,
                         detail::WindowNote* note);
