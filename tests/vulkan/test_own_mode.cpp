@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include <algorithm>
 #include <cmath>
 #include <thread>
@@ -247,8 +249,12 @@ TEST_CASE("no lock is held while a submit callback runs", "[vulkan][own][threads
         CHECK(d[1].end_ns <= d[0].end_ns);
         // Outside a callback, own mode refuses a foreign command buffer.
         lapse_token u{};
+        lapse_error e{};
+        e.struct_size = sizeof e;
         CHECK(ext->cmd_profile_start(s.device.get(), reinterpret_cast<VkCommandBuffer>(uintptr_t{0x1234}), 0, &u,
-                                     nullptr) == LAPSE_ERROR_INVALID_ARGUMENT);
+                                     &e) == LAPSE_ERROR_INVALID_ARGUMENT);
+        CHECK(std::string(e.message).find("cmd_profile_start: in own mode the command buffer must be the one a "
+                                          "submit callback of stream 0 is recording") != std::string::npos);
     }
     CHECK(s.device.validation_messages() == 0);
 }

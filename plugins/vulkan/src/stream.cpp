@@ -274,22 +274,27 @@ lapse_status Stream::sync(lapse_error* error)
     return LAPSE_OK;
 }
 
+lapse_status Stream::callback_serial(VkCommandBuffer cb, const char* call, uint64_t& serial, lapse_error* error)
+{
+    serial = 0;
+    if (!own()) return LAPSE_OK;
+    // Only the command buffer of a callback running now on this stream: its
+    // serial is what tells resolve when the stamp is done.
+    for (uint32_t i = 0; i < cfg_.segments; ++i)
+        if (segs_[i].cb == cb && segs_[i].state == Segment::State::InCallback) serial = segs_[i].serial;
+    if (serial != 0) return LAPSE_OK;
+    return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                      "vulkan: %s: in own mode the command buffer must be the one a submit callback of stream %u "
+                      "is recording",
+                      call, cfg_.index);
+}
+
 lapse_status Stream::cmd_start(VkCommandBuffer cb, lapse_token& token, lapse_error* error)
 {
     std::unique_lock<std::mutex> lock(mutex_);
     if (lapse_status st = check_usable(error, "cmd_profile_start"); st != LAPSE_OK) return st;
     uint64_t serial = 0;
-    if (own()) {
-        // Only the command buffer of a callback running now on this stream:
-        // its serial is what tells resolve when the stamp is done.
-        for (uint32_t i = 0; i < cfg_.segments; ++i)
-            if (segs_[i].cb == cb && segs_[i].state == Segment::State::InCallback) serial = segs_[i].serial;
-        if (serial == 0)
-            return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                              "vulkan: cmd_profile_start: in own mode the command buffer must be the one a submit "
-                              "callback of stream %u is recording",
-                              cfg_.index);
-    }
+    if (lapse_status st = callback_serial(cb, "cmd_profile_start", serial, error); st != LAPSE_OK) return st;
     return record_start(cb, serial, token, error);
 }
 
@@ -299,15 +304,7 @@ lapse_status Stream::cmd_end(VkCommandBuffer cb, uint64_t position, lapse_token 
     RingSlot* slot = ring_.find(position);
     if (slot == nullptr || slot->state != SlotState::Open) return token_error(token, position, "cmd_profile_end", error);
     uint64_t serial = 0;
-    if (own()) {
-        for (uint32_t i = 0; i < cfg_.segments; ++i)
-            if (segs_[i].cb == cb && segs_[i].state == Segment::State::InCallback) serial = segs_[i].serial;
-        if (serial == 0)
-            return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
-                              "vulkan: cmd_profile_end: in own mode the command buffer must be the one a submit "
-                              "callback of stream %u is recording",
-                              cfg_.index);
-    }
+    if (lapse_status st = callback_serial(cb, "cmd_profile_end", serial, error); st != LAPSE_OK) return st;
     if (ctx_.is_lost() || failure_ != LAPSE_OK) {
         slot->state = SlotState::Closed;
         slot->failed = true;

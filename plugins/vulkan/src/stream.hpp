@@ -167,6 +167,9 @@ private:
     void reclaim() noexcept;
     bool abandoned_done(const RingSlot& slot) noexcept;
     lapse_status record_start(VkCommandBuffer cb, uint64_t serial, lapse_token& token, lapse_error* error) noexcept;
+    // Own mode: the serial of the submit callback recording `cb` now, or
+    // the error naming `call` when none is. Attach mode: 0. Holds mutex_.
+    lapse_status callback_serial(VkCommandBuffer cb, const char* call, uint64_t& serial, lapse_error* error);
     lapse_status submit_host(lapse_work_fn fn, void* user, lapse_error* error);
     // Waits until `semaphore` reaches `value` or the timeout passes:
     // LAPSE_NOT_READY on a timeout.
