@@ -5,6 +5,10 @@
 // the stamps itself would read them. The out array is set up once (its
 // struct_size fields) and reused, as a caller resolving every frame does.
 //
+// And Device::resolve over a span of Durations against the C ABI resolve
+// of as many windows, both of a synced batch, so that only the resolve is
+// timed: what the C++ API adds to a resolve.
+//
 // And a batch resolved straight after its last profile_end (resolve does
 // the waiting for the worker) against the same batch synced, then resolved:
 // the timed part of both starts after the last profile_end, so the cost of
@@ -35,6 +39,38 @@ void resolve_big(benchmark::State& st, Context& ctx)
         const auto t1 = Clock::now();
         if (!ok) {
             st.SkipWithError(message.c_str());
+            return;
+        }
+        st.SetIterationTime(seconds_between(t0, t1));
+    }
+    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
+}
+
+// A synced batch of `ctx.batch` windows resolved in one call, through the
+// C++ API (`cpp`) or the C ABI; only the resolve is timed.
+void resolve_synced_batch(benchmark::State& st, Context& ctx, bool cpp)
+{
+    Device& dev = ctx.subject;
+    const uint32_t n = ctx.batch;
+    std::vector<lapse_token> tokens(n);
+    std::vector<lapse_duration> out = duration_array(n);
+    std::vector<Duration> durations(n);
+    std::string message;
+    for (auto _ : st) {
+        const bool opened = cpp ? cpp_api_windows(dev, durations) : open_close(dev, 0, tokens.data(), n, message);
+        if (!opened) {
+            st.SkipWithError(cpp ? "a window failed" : message.c_str());
+            return;
+        }
+        if (dev.plugin().sync(dev.handle(), 0, nullptr) != LAPSE_OK) {
+            st.SkipWithError("sync failed");
+            return;
+        }
+        const auto t0 = Clock::now();
+        const bool ok = cpp ? dev.resolve(durations) : resolve_all(dev, tokens.data(), out.data(), n, message);
+        const auto t1 = Clock::now();
+        if (!ok) {
+            st.SkipWithError(cpp ? "Device::resolve left a window unresolved" : message.c_str());
             return;
         }
         st.SetIterationTime(seconds_between(t0, t1));
@@ -96,6 +132,18 @@ void add_resolve(Context& ctx, std::vector<FigureSpec>& figures)
     add("resolve.resolve_all", [&ctx](benchmark::State& st) { resolve_big(st, ctx); })
         ->UseManualTime()
         ->Iterations(iterations);
+
+    add("resolve.cpp_span", [&ctx](benchmark::State& st) { resolve_synced_batch(st, ctx, true); })
+        ->UseManualTime()
+        ->MinTime(ctx.min_time);
+    add("resolve.c_abi_batch", [&ctx](benchmark::State& st) { resolve_synced_batch(st, ctx, false); })
+        ->UseManualTime()
+        ->MinTime(ctx.min_time);
+    figures.push_back(time_ratio_at_most("cpp_resolve_vs_c_resolve",
+                                         "Device::resolve over a span of " + std::to_string(ctx.batch) +
+                                             " synced windows",
+                                         "the C ABI resolve of as many", 1.15, "resolve.cpp_span",
+                                         "resolve.c_abi_batch", ctx.batch));
 
     add("resolve.after_close", [&ctx](benchmark::State& st) { resolve_batch(st, ctx, false); })
         ->UseManualTime()
