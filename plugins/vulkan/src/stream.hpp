@@ -182,6 +182,9 @@ private:
                   ResolveProgress& progress, PassErrors& errors);
     void read_duration(const uint64_t* stamps, const Placement& place, lapse_duration& out) const noexcept;
     bool out_of_order(const uint64_t* stamps) const noexcept;
+    // `ticks` from start to end is really end before start: only on a
+    // counter that cannot wrap in our lifetime can that be told.
+    bool backwards(uint64_t ticks) const noexcept { return cfg_.valid_bits == 64 && ticks > (mask_ >> 1); }
     // Attach mode: how many passes may find a pair out of order before it
     // is not measured (a driver whose stamps are simply wrong).
     static constexpr uint16_t kMaxOutOfOrderReads = 10000;

@@ -186,7 +186,7 @@ void Stream::read_run(const lapse_token* tokens, lapse_duration* out, uint32_t c
 // End before start on a counter that cannot wrap in our lifetime.
 bool Stream::out_of_order(const uint64_t* stamps) const noexcept
 {
-    return cfg_.valid_bits == 64 && ticks_between(stamps[0] & mask_, stamps[2] & mask_, mask_) > (mask_ >> 1);
+    return backwards(ticks_between(stamps[0] & mask_, stamps[2] & mask_, mask_));
 }
 
 // A window's duration from its two stamps: the difference under the
@@ -197,7 +197,7 @@ void Stream::read_duration(const uint64_t* stamps, const Placement& place, lapse
     const uint64_t start = stamps[0] & mask_;
     const uint64_t end = stamps[2] & mask_;
     const uint64_t ticks = ticks_between(start, end, mask_);
-    if (out_of_order(stamps)) {
+    if (backwards(ticks)) {
         // End before start on a counter that cannot wrap in our lifetime:
         // the stamps are not trustworthy.
         sdk::set_duration(out, LAPSE_DURATION_NOT_MEASURED);
