@@ -96,8 +96,10 @@ private:
     void run() noexcept;
     void submit(Request& request) noexcept;
     bool pull() noexcept;
-    // Encodes the final notes and resolves the rest (of `only`, or all) once.
-    bool process(std::chrono::nanoseconds timeout, DeviceCore* only) noexcept;
+    // Encodes the final notes among the first `count` pending ones and
+    // resolves the rest of those (of `only`, or all) once; the notes after
+    // them keep their place.
+    bool process(std::chrono::nanoseconds timeout, DeviceCore* only, std::size_t count = SIZE_MAX) noexcept;
     // Repeats process until every note (of `only`, or all) is final or
     // `wait` has passed; then, if `give_up`, gives up the rest.
     void settle(DeviceCore* only, std::chrono::nanoseconds wait, bool give_up) noexcept;

@@ -144,6 +144,7 @@ std::size_t DeviceCore::resolve_notes(WindowNote** notes, std::size_t count, std
     durations.resize(count);
     items.resize(count);
     for (std::size_t i = 0; i < count; ++i) {
+        if (i + 8 < count) __builtin_prefetch(notes[i + 8]);
         Duration& d = durations[i];
         d.device_ = this;
         d.note_ = notes[i];

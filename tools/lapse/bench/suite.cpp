@@ -492,18 +492,31 @@ void print_table(const Result& result, std::ostream& out)
 {
     out << "lapse bench: " << result.subject << "; nproc " << result.nproc << "; " << result.rounds
         << " round(s): median of the per-round values, spread = min-max over rounds\n\n";
-    const int wk = 36, wv = 12, ws = 24, wt = 13, wr = 10;
-    out << std::left << std::setw(wk) << "figure" << std::setw(wv) << "median" << std::setw(ws) << "spread (min-max)"
-        << std::setw(wt) << "target" << std::setw(wr) << "result"
-        << "baseline\n";
-    out << std::string(wk + wv + ws + wt + wr + 24, '-') << "\n";
-    for (const Figure& f : result.figures) {
-        std::string median = f.measured ? fmt(f.median, f.unit) : "-";
-        std::string spread = f.measured ? fmt(f.min, f.unit) + " - " + fmt(f.max, f.unit) : "-";
-        const std::string verdict = f.verdict();
-        out << std::left << std::setw(wk) << f.key << std::setw(wv) << median << std::setw(ws) << spread
-            << std::setw(wt) << target_text(f) << std::setw(wr) << verdict
-            << (f.baseline.empty() ? "-" : f.baseline) << (f.aim.empty() ? "" : " (" + f.aim + ")") << "\n";
+    struct Row {
+        std::string key, median, spread, target, verdict, baseline;
+    };
+    std::vector<Row> rows;
+    for (const Figure& f : result.figures)
+        rows.push_back({f.key, f.measured ? fmt(f.median, f.unit) : "-",
+                        f.measured ? fmt(f.min, f.unit) + " - " + fmt(f.max, f.unit) : "-", target_text(f), f.verdict(),
+                        (f.baseline.empty() ? "-" : f.baseline) + (f.aim.empty() ? "" : " (" + f.aim + ")")});
+    // Each column as wide as its widest cell, so no cell runs into the next.
+    std::size_t wk = 6, wv = 6, ws = 16, wt = 6, wr = 6;
+    for (const Row& r : rows) {
+        wk = std::max(wk, r.key.size());
+        wv = std::max(wv, r.median.size());
+        ws = std::max(ws, r.spread.size());
+        wt = std::max(wt, r.target.size());
+        wr = std::max(wr, r.verdict.size());
+    }
+    const auto cell = [&out](const std::string& text, std::size_t width) {
+        out << text << std::string(width - text.size() + 2, ' ');
+    };
+    cell("figure", wk), cell("median", wv), cell("spread (min-max)", ws), cell("target", wt), cell("result", wr);
+    out << "baseline\n" << std::string(wk + wv + ws + wt + wr + 10 + 24, '-') << "\n";
+    for (const Row& r : rows) {
+        cell(r.key, wk), cell(r.median, wv), cell(r.spread, ws), cell(r.target, wt), cell(r.verdict, wr);
+        out << r.baseline << "\n";
     }
     out << "\n";
     for (const Figure& f : result.figures) {
