@@ -84,7 +84,8 @@ void WorkerStream::drain() noexcept
                 execute_wide(entry);
                 continue;
             }
-            // The first marker of a new segment.
+            // A marker pop() found: the first of a new segment, or one
+            // written since pop_markers() looked.
             batch_[0] = static_cast<uint32_t>(entry.a << 2 | entry.kind);
             n = 1;
         }
