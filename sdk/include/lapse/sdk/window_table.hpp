@@ -277,6 +277,30 @@ public:
         return true;
     }
 
+    // try_take_ready() for a resolver that answers only some measured
+    // windows itself (lapse.resolve_compact/1 answers bare stamps, and
+    // leaves a failed or unmeasured window to the full resolve):
+    // read(const Payload&) returns false to leave the window exactly as it
+    // was, closed and unheld, for take() later. The word is loaded seq_cst
+    // (free on x86, as take() does), so a resolver that finds the window
+    // held and then sleeps on its device's signal pairs with the device
+    // side's seq_cst release().
+    template <class Read>
+    bool try_take_ready_if(Id id, uint32_t tag, Read&& read, FreeBatch& batch) noexcept
+    {
+        Record* r = find(id);
+        const uint32_t gen = generation_of(id);
+        if (r == nullptr || gen == UINT32_MAX) return false;  // the last generation retires: take() does that
+        uint64_t w = pack(gen, tag, 0, kClosed);
+        if (tag > max_tag || r->word.load(std::memory_order_seq_cst) != w) return false;
+        if (!read(static_cast<const Payload&>(r->payload))) return false;
+        if (!r->word.compare_exchange_strong(w, pack(gen + 1, 0, 0, kFree, kFateResolved), std::memory_order_acq_rel,
+                                             std::memory_order_relaxed))
+            return false;
+        add_to(batch, *r, index_of(id), tag);
+        return true;
+    }
+
     // Puts the records of `batch` back on the calling thread's free list
     // (one CAS). Call it before the batch goes out of scope.
     void flush(FreeBatch& batch) noexcept
