@@ -78,7 +78,6 @@ lapse_status CpuDevice::resolve_compact(const lapse_token* tokens, lapse_stamp_p
                                         answered RESOLVE_FULL, and resolve names it*/) noexcept
 {
     constexpr uint32_t kPrefetchAhead = 4;
-    constexpr uint32_t kOutputAhead = 8;
     clock_.refine();
     const Conversion conversion = clock_.conversion();
     bool any_full = false;
@@ -87,11 +86,6 @@ lapse_status CpuDevice::resolve_compact(const lapse_token* tokens, lapse_stamp_p
         CpuWindowTable::FreeBatch freed;
         for (uint32_t i = 0; i < count; ++i) {
             if (i + kPrefetchAhead < count) windows_.prefetch(tokens[i + kPrefetchAhead].id);
-            // The result's lines, ahead of their stores: the CAS below
-            // waits for every earlier store, and a store that misses waits
-            // for its line.
-            if (i + kOutputAhead < count) __builtin_prefetch(&stamps[i + kOutputAhead], 1);
-            if ((i & 63) == 0 && i + 64 < count) __builtin_prefetch(&states[i + 64], 1);
             if (take_measured(windows_, tokens[i], stamps[i], states[i], conversion, freed)) [[likely]]
                 continue;
             const uint8_t state = answer(windows_, tokens[i], stamps[i], states[i], conversion);
