@@ -24,14 +24,14 @@ using Conversion = StampClock::Conversion;
 // The common case, inline in the walk: a measured window (stamped at both
 // ends, no work failed in it), taken and answered READY. False takes
 // nothing and writes nothing.
-[[gnu::always_inline]] inline bool take_measured(CpuWindowTable& windows, const lapse_token& token,
-                                                 lapse_stamp_pair& pair, uint8_t& state, Conversion conversion,
-                                                 CpuWindowTable::FreeBatch& freed) noexcept
+[[gnu::always_inline]] inline bool take_measured(CpuWindowTable& windows, CpuWindowTable::Record* record,
+                                                 const lapse_token& token, lapse_stamp_pair& pair, uint8_t& state,
+                                                 Conversion conversion, CpuWindowTable::FreeBatch& freed) noexcept
 {
     int64_t start = 0;
     int64_t end = 0;
     const bool taken = windows.try_take_ready_if(
-        token.id, token.opened_on,
+        record, token.id, token.opened_on,
         [&](const CpuWindow& w) noexcept {
             start = w.start_ns.load(std::memory_order_relaxed);
             end = w.end_ns.load(std::memory_order_relaxed);
@@ -54,7 +54,7 @@ using Conversion = StampClock::Conversion;
                                  uint8_t& state, Conversion conversion) noexcept
 {
     CpuWindowTable::FreeBatch freed;
-    const bool taken = take_measured(windows, token, pair, state, conversion, freed);
+    const bool taken = take_measured(windows, windows.locate(token.id), token, pair, state, conversion, freed);
     windows.flush(freed);
     if (taken) return LAPSE_COMPACT_READY;
     const uint8_t why = windows.check(token.id, token.opened_on) == sdk::WindowCheck::pending
@@ -84,9 +84,22 @@ lapse_status CpuDevice::resolve_compact(const lapse_token* tokens, lapse_stamp_p
     uint32_t first_pending = count;  // states[0 .. first_pending) are final
     {
         CpuWindowTable::FreeBatch freed;
+        // The records of tokens i .. i+kPrefetchAhead-1, located (and
+        // prefetched) kPrefetchAhead tokens before they are taken, so each
+        // address is worked out once.
+        CpuWindowTable::Record* ahead[kPrefetchAhead] = {};
+        for (uint32_t i = 0; i < kPrefetchAhead && i < count; ++i) {
+            ahead[i] = windows_.locate(tokens[i].id);
+            CpuWindowTable::prefetch(ahead[i]);
+        }
         for (uint32_t i = 0; i < count; ++i) {
-            if (i + kPrefetchAhead < count) windows_.prefetch(tokens[i + kPrefetchAhead].id);
-            if (take_measured(windows_, tokens[i], stamps[i], states[i], conversion, freed)) [[likely]]
+            CpuWindowTable::Record* const record = ahead[i % kPrefetchAhead];
+            if (i + kPrefetchAhead < count) {
+                CpuWindowTable::Record* const next = windows_.locate(tokens[i + kPrefetchAhead].id);
+                CpuWindowTable::prefetch(next);
+                ahead[i % kPrefetchAhead] = next;
+            }
+            if (take_measured(windows_, record, tokens[i], stamps[i], states[i], conversion, freed)) [[likely]]
                 continue;
             const uint8_t state = answer(windows_, tokens[i], stamps[i], states[i], conversion);
             any_full |= state == LAPSE_COMPACT_RESOLVE_FULL;
