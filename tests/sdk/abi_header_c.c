@@ -31,6 +31,14 @@ int main(void)
         printf("lapse_window_dispatch layout changed\n");
         return 1;
     }
+    /* lapse.resolve_compact/1: the pair is frozen at 16 bytes (its density
+     * is the point), the extension struct grows only at its end. */
+    if (sizeof(lapse_stamp_pair) != 16 || offsetof(lapse_stamp_pair, end_ns) != 8 ||
+        offsetof(lapse_resolve_compact, resolve_compact) != 16 || LAPSE_COMPACT_PENDING != 0 ||
+        LAPSE_COMPACT_READY != 1 || LAPSE_COMPACT_RESOLVE_FULL != 2 || LAPSE_COMPACT_NO_STAMP != INT64_MIN) {
+        printf("lapse_resolve_compact layout changed\n");
+        return 1;
+    }
     printf("%s %s %u\n", LAPSE_ENTRY_SYMBOL, lapse_status_name(LAPSE_ERROR_INVALID_TOKEN), (unsigned)token.id);
     return 0;
 }

@@ -45,6 +45,7 @@ void append_device_checks(std::vector<Check>& out);
 void append_window_checks(std::vector<Check>& out);  // window_checks.cpp: windows, tokens, resolve
 void append_lifetime_checks(std::vector<Check>& out);  // lifetime_checks.cpp
 void append_growth_checks(std::vector<Check>& out);    // growth_checks.cpp
+void append_compact_checks(std::vector<Check>& out);   // compact_checks.cpp: lapse.resolve_compact/1
 
 // Helpers for check bodies.
 [[noreturn]] void fail(const std::string& message);

@@ -207,6 +207,7 @@ void append_device_checks(std::vector<Check>& out)
     append_window_checks(out);
     out.push_back({"device.close_with_windows_open", "close abandons open and unresolved windows and runs queued work",
                    &check_close_with_windows_open});
+    append_compact_checks(out);
 }
 
 [[noreturn]] void fail(const std::string& message) { throw CheckFailed(message); }

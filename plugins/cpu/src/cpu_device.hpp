@@ -24,8 +24,10 @@
 
 #include <lapse/lapse.h>
 #include <lapse/sdk/host.hpp>
+#include <lapse/sdk/resolve_compact.hpp>
 
 #include <memory>
+#include <string_view>
 #include <vector>
 
 namespace lapse::cpu {
@@ -56,6 +58,12 @@ public:
     void profile_abandon(lapse_token token) noexcept;
     lapse_status resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count, uint64_t timeout_ns,
                          lapse_error* error);
+    // lapse.resolve_compact/1 (lapse/resolve_compact.h), offered in stream
+    // mode: measured windows as bare stamp pairs, every other one left for
+    // resolve. In cpu_resolve_compact.cpp.
+    lapse_status resolve_compact(const lapse_token* tokens, lapse_stamp_pair* stamps, uint8_t* states, uint32_t count,
+                                 uint64_t timeout_ns, lapse_error* error) noexcept;
+    const void* extension(std::string_view id) const noexcept;
 
 private:
     // One token: fills `out` with a final state (or PENDING); returns the
@@ -89,6 +97,9 @@ private:
     // (one load, no vector in between).
     uint32_t window_streams_ = 0;
     WorkerStream* workers_[max_streams] = {};
+    // Stamps are converted to CLOCK_MONOTONIC at resolve, as resolve does.
+    const lapse_resolve_compact compact_ =
+        sdk::make_resolve_compact<CpuDevice>(LAPSE_TIMING_DEVICE, LAPSE_CLOCK_HOST_MONOTONIC);
 };
 
 }  // namespace lapse::cpu

@@ -6,6 +6,7 @@
  *   host.h     the services the host hands a plugin (log, config, stacking, clock)
  *   plugin.h   the descriptor, capabilities and the entry point
  *   dispatch.h the extension by which a layer steps out of the window path
+ *   resolve_compact.h the extension that resolves measured windows into bare stamp pairs
  *
  * A plugin defines exactly one exported function:
  *
@@ -17,6 +18,7 @@
 #include "dispatch.h"
 #include "host.h"
 #include "plugin.h"
+#include "resolve_compact.h"
 #include "status.h"
 #include "version.h"
 #include "window.h"

@@ -4,6 +4,12 @@
 // of the same 1,000,000 durations, 40 bytes apart, as a caller that kept
 // the stamps itself would read them. The out array is set up once (its
 // struct_size fields) and reused, as a caller resolving every frame does.
+// When the device offers lapse.resolve_compact/1 (lapse/resolve_compact.h),
+// `resolve_vs_read_stamps` times that call (16-byte stamp pairs and a state
+// byte per window, anything not READY answered in full after it), and
+// `resolve_full_vs_read_stamps` the full resolve, so both stay in view; a
+// device without it is timed with the full resolve under both keys. The
+// baseline is the same loop over 40-byte durations in both.
 //
 // And Device::resolve over a span of Durations against the C ABI resolve
 // of as many windows, both of a synced batch, so that only the resolve is
@@ -14,6 +20,8 @@
 // the timed part of both starts after the last profile_end, so the cost of
 // resolve's own wait (polling, wake-ups) is what the ratio shows.
 #include "internal.hpp"
+
+#include <lapse/sdk/resolve_compact.hpp>
 
 namespace lapse::bench::detail {
 
@@ -36,6 +44,64 @@ void resolve_big(benchmark::State& st, Context& ctx)
         }
         const auto t0 = Clock::now();
         const bool ok = resolve_all(dev, ctx.big_tokens.data(), ctx.big_out.data(), n, message);
+        const auto t1 = Clock::now();
+        if (!ok) {
+            st.SkipWithError(message.c_str());
+            return;
+        }
+        st.SetIterationTime(seconds_between(t0, t1));
+    }
+    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
+}
+
+// Resolves `count` closed windows compactly, waiting; any window the
+// compact call did not answer READY is resolved in full (it should not
+// happen here: every window measured), and what resolve said is the
+// message. False when a window did not measure.
+bool resolve_compact_all(const Device& dev, const lapse_resolve_compact& compact, const lapse_token* tokens,
+                         lapse_stamp_pair* stamps, uint8_t* states, uint32_t count, std::string& message)
+{
+    lapse_error e = sdk::make_error();
+    const lapse_status s =
+        compact.resolve_compact(dev.handle(), tokens, stamps, states, count, LAPSE_WAIT_FOREVER, &e);
+    if (s == LAPSE_OK) return true;
+    if (s < 0) {
+        message = std::string("resolve_compact: ") + lapse_status_name(s) + ": " + e.message;
+        return false;
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+        if (states[i] == LAPSE_COMPACT_READY) continue;
+        lapse_duration d{};
+        d.struct_size = sizeof d;
+        const lapse_status full = dev.plugin().resolve(dev.handle(), &tokens[i], &d, 1, LAPSE_WAIT_FOREVER, &e);
+        message = "resolve_compact: window " + std::to_string(i) + " read state " + std::to_string(states[i]) +
+                  "; resolve then said " + lapse_status_name(full) + ", duration state " + std::to_string(d.state) +
+                  (full < 0 ? std::string(": ") + e.message : std::string());
+        return false;
+    }
+    message = "resolve_compact: LAPSE_NOT_READY with every state READY";
+    return false;
+}
+
+void resolve_big_compact(benchmark::State& st, Context& ctx, const lapse_resolve_compact& compact)
+{
+    const Device& dev = ctx.subject;
+    const uint32_t n = static_cast<uint32_t>(ctx.big);
+    // Value-initialised, so their pages are touched before timing.
+    std::vector<lapse_stamp_pair> stamps(n);
+    std::vector<uint8_t> states(n);
+    std::string message;
+    for (auto _ : st) {
+        if (!open_close(dev, 0, ctx.big_tokens.data(), n, message)) {
+            st.SkipWithError(message.c_str());
+            return;
+        }
+        if (dev.plugin().sync(dev.handle(), 0, nullptr) != LAPSE_OK) {
+            st.SkipWithError("sync failed");
+            return;
+        }
+        const auto t0 = Clock::now();
+        const bool ok = resolve_compact_all(dev, compact, ctx.big_tokens.data(), stamps.data(), states.data(), n, message);
         const auto t1 = Clock::now();
         if (!ok) {
             st.SkipWithError(message.c_str());
@@ -163,16 +229,32 @@ void add_resolve(Context& ctx, std::vector<FigureSpec>& figures)
         figures.push_back(f);
     }
 
+    // The compact call when the subject offers it (asked once, before any
+    // round); the full resolve otherwise, and always under the _full key.
+    const lapse_resolve_compact* compact =
+        ctx.subject ? sdk::resolve_compact_of(&ctx.subject.plugin(), ctx.subject.handle()) : nullptr;
+    if (compact != nullptr)
+        add("resolve.compact_all", [&ctx, compact](benchmark::State& st) { resolve_big_compact(st, ctx, *compact); })
+            ->UseManualTime()
+            ->Iterations(iterations);
+    const std::string windows = std::to_string(ctx.big) + " closed windows (one call)";
     FigureSpec f = time_ratio_at_most(
         "resolve_vs_read_stamps",
-        "resolve " + std::to_string(ctx.big) + " closed windows (one call)",
+        compact != nullptr ? "resolve " + windows + " into stamp pairs (lapse.resolve_compact/1)"
+                           : "resolve " + windows + " (the device offers no lapse.resolve_compact/1)",
         "a loop reading their stamps",
         3.0,
-        "resolve.resolve_all",
+        compact != nullptr ? "resolve.compact_all" : "resolve.resolve_all",
         "resolve.read_stamps",
         static_cast<double>(ctx.big));
     if (!ctx.big_error.empty()) f.unavailable = ctx.big_error;
     figures.push_back(f);
+    FigureSpec full = time_ratio_at_most("resolve_full_vs_read_stamps",
+                                         "resolve " + windows + " into full durations",
+                                         "a loop reading their stamps", 3.0, "resolve.resolve_all",
+                                         "resolve.read_stamps", static_cast<double>(ctx.big));
+    if (!ctx.big_error.empty()) full.unavailable = ctx.big_error;
+    figures.push_back(full);
 }
 
 }  // namespace lapse::bench::detail

@@ -277,6 +277,47 @@ public:
         return true;
     }
 
+    // try_take_ready() for a resolver that answers only some measured
+    // windows itself (lapse.resolve_compact/1 answers bare stamps, and
+    // leaves a failed or unmeasured window to the full resolve):
+    // read(const Payload&) returns false to leave the window exactly as it
+    // was, closed and unheld, for take() later. The word is loaded seq_cst
+    // (free on x86, as take() does), so a resolver that finds the window
+    // held and then sleeps on its device's signal pairs with the device
+    // side's seq_cst release().
+    template <class Read>
+    bool try_take_ready_if(Id id, uint32_t tag, Read&& read, FreeBatch& batch) noexcept
+    {
+        return try_take_ready_if(locate(id), id, tag, read, batch);
+    }
+
+    // The same, on the record locate(id) found: a resolver that prefetches
+    // each record a few tokens ahead works its address out once.
+    template <class Read>
+    bool try_take_ready_if(Record* r, Id id, uint32_t tag, Read&& read, FreeBatch& batch) noexcept
+    {
+        const uint32_t gen = generation_of(id);
+        if (r == nullptr || gen == UINT32_MAX) return false;  // the last generation retires: take() does that
+        uint64_t w = pack(gen, tag, 0, kClosed);
+        if (tag > max_tag || r->word.load(std::memory_order_seq_cst) != w) return false;
+        if (!read(static_cast<const Payload&>(r->payload))) return false;
+        if (!r->word.compare_exchange_strong(w, pack(gen + 1, 0, 0, kFree, kFateResolved), std::memory_order_acq_rel,
+                                             std::memory_order_relaxed))
+            return false;
+        add_to(batch, *r, index_of(id), tag);
+        return true;
+    }
+
+    // Where the record of `id` lives, or nullptr when no chunk holds it.
+    // Reading it changes nothing; only the calls above act on it.
+    Record* locate(Id id) const noexcept { return find(id); }
+
+    // Starts loading a record locate() found (nullptr is ignored).
+    static void prefetch(const Record* r) noexcept
+    {
+        if (r != nullptr) __builtin_prefetch(r, 1);
+    }
+
     // Puts the records of `batch` back on the calling thread's free list
     // (one CAS). Call it before the batch goes out of scope.
     void flush(FreeBatch& batch) noexcept

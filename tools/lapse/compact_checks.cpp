@@ -1,0 +1,103 @@
+// `lapse validate`: lapse.resolve_compact/1 (lapse/resolve_compact.h),
+// when a device offers it. A host believes its states without looking
+// further, so the check holds the extension to its rule: a measured window
+// comes back READY with its stamps and is released; anything else is left
+// untouched, with the pair that reads as no duration, for resolve.
+#include "checks.hpp"
+#include "device_under_test.hpp"
+
+#include <lapse/resolve_compact.h>
+#include <lapse/sdk/error.hpp>
+
+#include <string>
+#include <vector>
+
+namespace lapse::cli {
+
+namespace {
+
+using namespace device_checks;
+
+void check_resolve_compact(const CheckContext& ctx, std::string& note)
+{
+    Dut dut(ctx);
+    if (dut.p->get_extension == nullptr) {
+        note = "get_extension is null: the host resolves in full";
+        return;
+    }
+    const auto* c =
+        static_cast<const lapse_resolve_compact*>(dut.p->get_extension(dut.h, LAPSE_RESOLVE_COMPACT_EXTENSION));
+    if (c == nullptr) {
+        note = "not offered: the host resolves in full";
+        return;
+    }
+    constexpr std::size_t size_read = LAPSE_SDK_SIZE_THROUGH(lapse_resolve_compact, resolve_compact);
+    require(c->struct_size >= size_read, "lapse_resolve_compact.struct_size is " + std::to_string(c->struct_size) +
+                                             ", less than the " + std::to_string(size_read) + " bytes a host reads");
+    require(c->resolve_compact != nullptr, "lapse_resolve_compact.resolve_compact is null");
+    require(c->method == LAPSE_TIMING_DEVICE || c->method == LAPSE_TIMING_SYSTEM,
+            "lapse_resolve_compact.method is " + std::to_string(c->method) + ", not a timing method");
+    require(c->clock_domain == LAPSE_CLOCK_HOST_MONOTONIC || c->clock_domain == LAPSE_CLOCK_DEVICE,
+            "lapse_resolve_compact.clock_domain is " + std::to_string(c->clock_domain) + ", not a clock");
+    if (dut.has(LAPSE_CAP_HOST_TIMELINE))
+        require(c->clock_domain == LAPSE_CLOCK_HOST_MONOTONIC,
+                "the device declares host-timeline but its compact pairs are on the device clock");
+
+    for (lapse_stream s = 0; s < dut.info.stream_count; ++s) {
+        const std::string where = "stream " + std::to_string(s) + ": ";
+        const lapse_token measured = dut.open(s);
+        dut.end(measured);
+        const lapse_token abandoned = dut.open(s);
+        dut.end(abandoned);
+        dut.p->profile_abandon(dut.h, abandoned);
+        const lapse_token still_open = dut.open(s);
+        const lapse_token never{0, s, 0};
+        dut.sync(s);
+
+        const std::vector<lapse_token> tokens{measured, abandoned, still_open, never};
+        std::vector<lapse_stamp_pair> stamps(tokens.size(), lapse_stamp_pair{-7, -7});
+        std::vector<uint8_t> states(tokens.size(), 0xEE);
+        lapse_error err = Dut::error();
+        const lapse_status st = c->resolve_compact(dut.h, tokens.data(), stamps.data(), states.data(),
+                                                   static_cast<uint32_t>(tokens.size()), LAPSE_WAIT_FOREVER, &err);
+        require(st == LAPSE_NOT_READY, where + "resolve_compact over a measured, an abandoned, an open and a null "
+                                               "token = " + status_text(st) + " (" + err.message +
+                                           "), not LAPSE_NOT_READY");
+        require(states[0] == LAPSE_COMPACT_READY || states[0] == LAPSE_COMPACT_RESOLVE_FULL,
+                where + "a closed, synced window read state " + std::to_string(states[0]) + " after waiting forever");
+        if (states[0] == LAPSE_COMPACT_READY) {
+            require(stamps[0].end_ns >= stamps[0].start_ns, where + "a READY pair ends before it starts");
+            lapse_duration again{};
+            again.struct_size = sizeof again;
+            err = Dut::error();
+            const lapse_status full = dut.p->resolve(dut.h, &measured, &again, 1, 0, &err);
+            require(full == LAPSE_ERROR_INVALID_TOKEN,
+                    where + "a window answered READY was not released: resolve then said " + status_text(full));
+        } else {
+            dut.resolve(measured);  // the device chose the full answer: it must still be there
+        }
+        for (std::size_t i = 1; i < tokens.size(); ++i) {
+            const std::string what = where + (i == 1 ? "an abandoned token" : i == 2 ? "a window still open" : "token id 0");
+            require(states[i] == LAPSE_COMPACT_RESOLVE_FULL,
+                    what + " read state " + std::to_string(states[i]) + ", not LAPSE_COMPACT_RESOLVE_FULL");
+            require(stamps[i].end_ns == LAPSE_COMPACT_NO_STAMP,
+                    what + ": its pair does not carry LAPSE_COMPACT_NO_STAMP, so it could read as a duration");
+        }
+        // Untouched: the open window still closes and resolves.
+        dut.end(still_open);
+        dut.resolve(still_open);
+    }
+    note = "offered; measured windows come back as pairs, the rest untouched";
+}
+
+}  // namespace
+
+void append_compact_checks(std::vector<Check>& out)
+{
+    out.push_back({"device.resolve_compact",
+                   "lapse.resolve_compact/1, when offered: measured windows as stamp pairs, every other one "
+                   "untouched for resolve",
+                   &check_resolve_compact});
+}
+
+}  // namespace lapse::cli
