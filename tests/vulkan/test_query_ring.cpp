@@ -106,3 +106,45 @@ TEST_CASE("positions keep growing across laps and resets split at the wrap", "[v
     CHECK(r.runs[1] == std::make_pair(0u, 2u));
     CHECK(ring.count_live() == 0);
 }
+
+TEST_CASE("a reset ahead covers only reclaimed slots and stops at the ring's end", "[vulkan][ring]")
+{
+    QueryRing ring(4);
+    Resets r;
+    CHECK(ring.reset_frontier() == 0);
+    // A fresh ring: every slot may be reset, at most `max` of them.
+    CHECK(ring.resettable_run(0, 3) == 3);
+    CHECK(ring.resettable_run(0, 100) == 4);
+    ring.mark_reset(4);
+    CHECK(ring.reset_frontier() == 4);
+    ring.mark_reset(2);  // the frontier never moves back
+    CHECK(ring.reset_frontier() == 4);
+
+    uint64_t p[4];
+    for (auto& x : p) ring.open(x);
+    // Full: position 4 is slot 0, still held by window 0.
+    CHECK(ring.resettable_run(4, 100) == 0);
+    ring.find(p[0])->state = SlotState::Released;
+    ring.find(p[1])->state = SlotState::Released;
+    REQUIRE(reclaim(ring, r) == 2);
+    // Windows 4 and 5 take slots 0 and 1, whose windows are reclaimed;
+    // slot 2 is still window 2's.
+    CHECK(ring.resettable_run(4, 100) == 2);
+    CHECK(ring.resettable_run(5, 100) == 1);
+    CHECK(ring.resettable_run(6, 100) == 0);
+
+    ring.find(p[2])->state = SlotState::Released;
+    ring.find(p[3])->state = SlotState::Released;
+    REQUIRE(reclaim(ring, r) == 2);
+    uint64_t q[2];
+    ring.open(q[0]);
+    ring.open(q[1]);
+    ring.find(q[0])->state = SlotState::Released;
+    ring.find(q[1])->state = SlotState::Released;
+    REQUIRE(reclaim(ring, r) == 2);
+    // Windows 6..9 all have reclaimed slots, but a run from window 6
+    // (slot 2) stops at slot 3, the ring's end; window 8 starts at slot 0.
+    CHECK(ring.resettable_run(6, 100) == 2);
+    CHECK(ring.resettable_run(7, 100) == 1);
+    CHECK(ring.resettable_run(8, 100) == 2);
+}

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace lapse::test;
@@ -108,6 +109,68 @@ TEST_CASE("a reused slot never reads the previous window's stamps", "[vulkan][ri
         CHECK(d.end_ns - d.start_ns > 1000000);
         CHECK(dev.validation_messages() == 0);
         busy.reset();
+        dev.close();
+        INFO(dev.host().joined_lines());
+        CHECK(dev.host().errors() == 0);
+    }
+}
+
+// Own mode resets a slot when it is taken again, and resets several slots
+// ahead with one command in its own segment. A window opened inside a
+// submit callback sits in an earlier command buffer than the segment
+// recorded meanwhile by another thread: a reset of its slot recorded there
+// would run after its stamps were written and erase them (NOT_MEASURED,
+// and the validation layer would see a write to an unreset query).
+TEST_CASE("a window opened in a submit callback keeps its stamps while another thread records resets",
+          "[vulkan][ring]")
+{
+    auto reset_path = GENERATE(true, false);
+    DYNAMIC_SECTION((reset_path ? "host query reset" : "command query reset"))
+    {
+        OpenDevice dev(base_config({{"ring_size", int64_t{16}}, {"host_query_reset", reset_path}}));
+        REQUIRE(dev.open_status() == LAPSE_OK);
+        const auto* ext = dev.commands();
+        REQUIRE(ext != nullptr);
+        // Lap the 8-window ring once so that every slot needs a reset again.
+        for (int i = 0; i < 8; ++i) {
+            lapse_token t{};
+            REQUIRE(dev.start(0, t) == LAPSE_OK);
+            REQUIRE(dev.end(t) == LAPSE_OK);
+            lapse_duration d{};
+            REQUIRE(dev.resolve_one(t, d) == LAPSE_OK);
+            REQUIRE(d.state == LAPSE_DURATION_READY);
+        }
+        lapse_token outside{}, inside{};
+        lapse_status other = LAPSE_ERROR_INTERNAL, st = LAPSE_ERROR_INTERNAL, en = LAPSE_ERROR_INTERNAL;
+        auto work = [&](VkCommandBuffer cb) {
+            // Another thread opens a window first: it goes to the segment
+            // after this callback's buffer.
+            std::thread([&] {
+                other = dev.start(0, outside);
+                if (other == LAPSE_OK) other = dev.end(outside);
+            }).join();
+            st = ext->cmd_profile_start(dev.get(), cb, 0, &inside, nullptr);
+            if (st == LAPSE_OK) en = ext->cmd_profile_end(dev.get(), cb, inside, nullptr);
+        };
+        REQUIRE(dev.submit(0, work) == LAPSE_OK);
+        REQUIRE(other == LAPSE_OK);
+        REQUIRE(st == LAPSE_OK);
+        REQUIRE(en == LAPSE_OK);
+        lapse_token both[2] = {inside, outside};
+        lapse_duration d[2] = {make_duration(), make_duration()};
+        REQUIRE(dev.resolve(both, d, 2, LAPSE_WAIT_FOREVER) == LAPSE_OK);
+        CHECK(d[0].state == LAPSE_DURATION_READY);
+        CHECK(d[1].state == LAPSE_DURATION_READY);
+        // And the ring keeps working: more laps, all measured.
+        for (int i = 0; i < 20; ++i) {
+            lapse_token t{};
+            REQUIRE(dev.start(0, t) == LAPSE_OK);
+            REQUIRE(dev.end(t) == LAPSE_OK);
+            lapse_duration r{};
+            REQUIRE(dev.resolve_one(t, r) == LAPSE_OK);
+            CHECK(r.state == LAPSE_DURATION_READY);
+        }
+        CHECK(dev.validation_messages() == 0);
         dev.close();
         INFO(dev.host().joined_lines());
         CHECK(dev.host().errors() == 0);

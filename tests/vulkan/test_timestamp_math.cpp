@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 using namespace lapse::vulkan;
 
 TEST_CASE("valid_mask has exactly `bits` low bits set", "[vulkan][math]")
@@ -82,6 +84,25 @@ TEST_CASE("ticks convert to ns with the period in double", "[vulkan][math]")
     CHECK(ticks_to_ns(~uint64_t{0}, 10.0) == INT64_MAX);
     CHECK(signed_ticks_to_ns(-3, 83.333333) == -250);
     CHECK(signed_ticks_to_ns(INT64_MIN, 1.0) < 0);
+}
+
+TEST_CASE("rounding without the library call agrees with std::nearbyint, ties to even", "[vulkan][math]")
+{
+    CHECK(round_nonnegative(2.5) == 2.0);
+    CHECK(round_nonnegative(3.5) == 4.0);
+    CHECK(round_nonnegative(0.49999999999999994) == 0.0);
+    CHECK(round_nonnegative(4503599627370497.0) == 4503599627370497.0);  // 2^52 + 1: already whole
+    CHECK(round_nonnegative(1e300) == 1e300);
+    CHECK(std::isnan(round_nonnegative(std::nan(""))));
+    // Products of the kind resolve converts: ticks times a period.
+    for (double period : {1.0, 0.5, 52.08, 83.333333, 41.666666666666664, 1.0000001}) {
+        uint64_t ticks = 1;
+        for (int i = 0; i < 60; ++i, ticks = ticks * 3 + 1) {
+            const double ns = static_cast<double>(ticks) * period;
+            INFO("ticks " << ticks << " period " << period);
+            CHECK(round_nonnegative(ns) == std::nearbyint(ns));
+        }
+    }
 }
 
 TEST_CASE("token ids carry the stream and are never 0", "[vulkan][token]")

@@ -44,7 +44,9 @@ struct RingSlot {
 class QueryRing {
 public:
     explicit QueryRing(uint32_t window_capacity)
-        : capacity_(window_capacity), slots_(std::make_unique<RingSlot[]>(window_capacity))
+        : capacity_(window_capacity),
+          index_mask_((window_capacity & (window_capacity - 1)) == 0 ? window_capacity - 1 : 0),
+          slots_(std::make_unique<RingSlot[]>(window_capacity))
     {
     }
 
@@ -56,7 +58,12 @@ public:
     uint64_t in_use() const noexcept { return head_ - tail_; }
     bool full() const noexcept { return head_ - tail_ >= capacity_; }
 
-    uint32_t index_of(uint64_t position) const noexcept { return static_cast<uint32_t>(position % capacity_); }
+    // A power-of-two capacity (the default ring_size) takes a mask, not a
+    // division: resolve looks a slot up once per window.
+    uint32_t index_of(uint64_t position) const noexcept
+    {
+        return static_cast<uint32_t>(index_mask_ != 0 ? position & index_mask_ : position % capacity_);
+    }
     uint32_t first_query(uint64_t position) const noexcept { return 2 * index_of(position); }
 
     // first_query of the window a slot of this ring holds, without the
@@ -87,6 +94,34 @@ public:
         return s.position == position ? &s : nullptr;
     }
 
+    // Resets made ahead of use (own mode records them into its command
+    // buffers, a run of slots at a time). Windows at positions below
+    // reset_frontier() have had their queries reset since the window before
+    // them on the same slot was reclaimed, so they are written as they are.
+    uint64_t reset_frontier() const noexcept { return reset_frontier_; }
+
+    // How many windows from `from` (normally head(), at or past the
+    // frontier) may have their queries reset now: at most `max`, only slots
+    // whose previous window was reclaimed (the device is done with them),
+    // and not across the end of the ring, so that one reset covers them.
+    // At least 1 when `from` is head() and the ring is not full.
+    uint32_t resettable_run(uint64_t from, uint32_t max) const noexcept
+    {
+        const uint64_t reclaimed_limit = tail_ + capacity_;  // below it, a slot's previous window is gone
+        if (from >= reclaimed_limit) return 0;
+        uint64_t n = reclaimed_limit - from;
+        const uint64_t to_ring_end = capacity_ - index_of(from);
+        if (n > to_ring_end) n = to_ring_end;
+        if (n > max) n = max;
+        return static_cast<uint32_t>(n);
+    }
+
+    // Says the windows below `to` are reset (see reset_frontier).
+    void mark_reset(uint64_t to) noexcept
+    {
+        if (to > reset_frontier_) reset_frontier_ = to;
+    }
+
     // Windows that are open or closed (still the caller's), for reports.
     uint64_t count_live() const noexcept
     {
@@ -101,38 +136,40 @@ public:
     // Advances the tail over every slot the device is done with.
     // `done(slot)` says whether an abandoned slot's queries are complete;
     // `reset(first_query, query_count)` is called for each contiguous run of
-    // reclaimed queries (the host-reset path resets them there). Returns the
+    // reclaimed queries (attach mode resets them there). Returns the
     // number of slots reclaimed.
     template <class Done, class Reset>
     uint64_t reclaim(Done&& done, Reset&& reset)
     {
-        uint64_t reclaimed = 0;
-        uint32_t run_first = 0, run_len = 0;
+        const uint64_t from = tail_;
+        uint32_t index = index_of(tail_);
+        uint32_t run_first = index;
         while (tail_ < head_) {
-            RingSlot& s = slots_[index_of(tail_)];
-            bool ok = s.state == SlotState::Released ||
-                      ((s.state == SlotState::AbandonedOpen || s.state == SlotState::AbandonedClosed) && done(s));
+            RingSlot& s = slots_[index];
+            const bool ok = s.state == SlotState::Released ||
+                            ((s.state == SlotState::AbandonedOpen || s.state == SlotState::AbandonedClosed) && done(s));
             if (!ok) break;
-            uint32_t idx = index_of(tail_);
-            if (run_len > 0 && idx != run_first + run_len) {
-                reset(2 * run_first, 2 * run_len);
-                run_len = 0;
-            }
-            if (run_len == 0) run_first = idx;
-            ++run_len;
-            s = RingSlot{};
+            // find() already refuses positions below the tail; open()
+            // rewrites the whole slot.
+            s.position = RingSlot::kNoPosition;
+            s.state = SlotState::Free;
             ++tail_;
-            ++reclaimed;
+            if (++index == capacity_) {  // the ring's end ends a run of queries too
+                reset(2 * run_first, 2 * (index - run_first));
+                index = run_first = 0;
+            }
         }
-        if (run_len > 0) reset(2 * run_first, 2 * run_len);
-        return reclaimed;
+        if (index != run_first) reset(2 * run_first, 2 * (index - run_first));
+        return tail_ - from;
     }
 
 private:
     uint32_t capacity_;
+    uint64_t index_mask_;  // capacity - 1 when the capacity is a power of two (and not 1), else 0
     std::unique_ptr<RingSlot[]> slots_;
     uint64_t head_ = 0;
     uint64_t tail_ = 0;
+    uint64_t reset_frontier_ = 0;
 };
 
 }  // namespace lapse::vulkan

@@ -52,9 +52,12 @@ lapse_status Stream::init(lapse_error* error)
     qi.queryCount = 2 * cfg_.ring_windows;
     VkResult r = vk.vkCreateQueryPool(ctx_.device, &qi, nullptr, &pool_);
     if (r != VK_SUCCESS) return ctx_.vk_fail(error, "open stream", "vkCreateQueryPool", r);
-    // Queries start in an undefined state; the host-reset path resets them
-    // all now, the command path resets each pair before it is written.
-    if (ctx_.host_query_reset) vk.vkResetQueryPool(ctx_.device, pool_, 0, qi.queryCount);
+    // Queries start in an undefined state: reset them all now when the host
+    // may; otherwise own mode's segments reset them before they are written.
+    if (ctx_.host_query_reset) {
+        vk.vkResetQueryPool(ctx_.device, pool_, 0, qi.queryCount);
+        ring_.mark_reset(cfg_.ring_windows);
+    }
 
     if (!own()) return LAPSE_OK;
 
@@ -144,22 +147,46 @@ lapse_status Stream::token_error(lapse_token token, uint64_t position, const cha
 // ---------------------------------------------------------------------------
 // Windows
 
-lapse_status Stream::record_start(VkCommandBuffer cb, uint64_t serial, lapse_token& token, lapse_error* error) noexcept
+lapse_status Stream::record_start(VkCommandBuffer cb, uint64_t serial, bool own_segment, lapse_token& token,
+                                  lapse_error* error) noexcept
 {
     if (ring_.full()) {
         reclaim();
         if (ring_.full()) return capacity_error(error, "profile_start");
     }
+    if (own() && ring_.head() >= ring_.reset_frontier()) reset_ahead(cb, own_segment);
     uint64_t position = 0;
     RingSlot& slot = ring_.open(position);
     slot.start_serial = serial;
     const uint32_t q = ring_.first_query_of(slot);
-    if (!ctx_.host_query_reset) ctx_.api.vkCmdResetQueryPool(cb, pool_, q, 2);
     ctx_.api.vkCmdWriteTimestamp(cb, ctx_.start_stage, pool_, q);
     token.id = encode_token_id(position, cfg_.index);
     token.opened_on = cfg_.index;
     token.reserved = 0;
     return LAPSE_OK;
+}
+
+// Own mode: the window about to open at the head has not been reset since
+// its slot's previous window was read. The plugin's own segment resets a run
+// of up to kResetAhead slots with one command, before this start and so
+// before every later write to them: later windows are recorded in this
+// segment or in segments after it. Not while a submit callback records: a
+// window opened there later would sit in an earlier command buffer than the
+// reset. A callback's own command buffer (possibly inside a render pass,
+// where vkCmdResetQueryPool is not allowed) gets the pair reset on the host.
+void Stream::reset_ahead(VkCommandBuffer cb, bool own_segment) noexcept
+{
+    const uint64_t position = ring_.head();
+    const uint32_t first = ring_.first_query(position);
+    if (own_segment || !ctx_.host_query_reset) {
+        const uint32_t windows =
+            own_segment && callbacks_recording_ == 0 ? ring_.resettable_run(position, kResetAhead) : 1;
+        ctx_.api.vkCmdResetQueryPool(cb, pool_, first, 2 * windows);
+        ring_.mark_reset(position + windows);
+    } else {
+        ctx_.api.vkResetQueryPool(ctx_.device, pool_, first, 2);
+        ring_.mark_reset(position + 1);
+    }
 }
 
 lapse_status Stream::start(lapse_token& token, lapse_error* error)
@@ -168,7 +195,7 @@ lapse_status Stream::start(lapse_token& token, lapse_error* error)
     Segment* g = current_segment();
     if (g == nullptr)
         if (lapse_status st = recording(lock, g, error); st != LAPSE_OK) return st;
-    if (lapse_status st = record_start(g->cb, g->serial, token, error); st != LAPSE_OK) return st;
+    if (lapse_status st = record_start(g->cb, g->serial, true, token, error); st != LAPSE_OK) return st;
     return after_stamp(*g, error);
 }
 
@@ -212,6 +239,7 @@ lapse_status Stream::submit(lapse_work_fn fn, void* user, lapse_error* error)
     if (lapse_status st = recording(lock, g, error); st != LAPSE_OK) return st;
     // The segment leaves the plugin's hands: later stamps go to a new one.
     g->state = Segment::State::InCallback;
+    ++callbacks_recording_;
     current_ = 0;
     lock.unlock();
 
@@ -229,6 +257,7 @@ lapse_status Stream::submit(lapse_work_fn fn, void* user, lapse_error* error)
             callback_stream_ = saved;
             std::lock_guard<std::mutex> relock(self->mutex_);
             g->state = Segment::State::Closed;
+            --self->callbacks_recording_;
             VkResult r = self->ctx_.api.vkEndCommandBuffer(g->cb);
             if (r != VK_SUCCESS)
                 self->fail_stream(self->ctx_.vk_fail(error, "submit", "vkEndCommandBuffer", r), error);
@@ -295,7 +324,7 @@ lapse_status Stream::cmd_start(VkCommandBuffer cb, lapse_token& token, lapse_err
     if (lapse_status st = check_usable(error, "cmd_profile_start"); st != LAPSE_OK) return st;
     uint64_t serial = 0;
     if (lapse_status st = callback_serial(cb, "cmd_profile_start", serial, error); st != LAPSE_OK) return st;
-    return record_start(cb, serial, token, error);
+    return record_start(cb, serial, false, token, error);
 }
 
 lapse_status Stream::cmd_end(VkCommandBuffer cb, uint64_t position, lapse_token token, lapse_error* error)
@@ -363,7 +392,9 @@ void Stream::reclaim() noexcept
 {
     ring_.reclaim([this](const RingSlot& slot) { return abandoned_done(slot); },
                   [this](uint32_t first, uint32_t count) {
-                      if (ctx_.host_query_reset) ctx_.api.vkResetQueryPool(ctx_.device, pool_, first, count);
+                      // Own mode resets a slot when it is taken again
+                      // (reset_ahead), off the resolve path.
+                      if (!own()) ctx_.api.vkResetQueryPool(ctx_.device, pool_, first, count);
                   });
 }
 

@@ -166,7 +166,13 @@ private:
     lapse_status token_error(lapse_token token, uint64_t position, const char* operation, lapse_error* error);
     void reclaim() noexcept;
     bool abandoned_done(const RingSlot& slot) noexcept;
-    lapse_status record_start(VkCommandBuffer cb, uint64_t serial, lapse_token& token, lapse_error* error) noexcept;
+    // Opens a window at the ring's head with its start stamp in `cb`, the
+    // plugin's own segment (`own_segment`) or a submit callback's buffer.
+    lapse_status record_start(VkCommandBuffer cb, uint64_t serial, bool own_segment, lapse_token& token,
+                              lapse_error* error) noexcept;
+    void reset_ahead(VkCommandBuffer cb, bool own_segment) noexcept;
+    // Slots one command of reset_ahead resets at most.
+    static constexpr uint32_t kResetAhead = 256;
     // Own mode: the serial of the submit callback recording `cb` now, or
     // the error naming `call` when none is. Attach mode: 0. Holds mutex_.
     lapse_status callback_serial(VkCommandBuffer cb, const char* call, uint64_t& serial, lapse_error* error);
@@ -176,12 +182,11 @@ private:
     lapse_status wait_value(VkSemaphore semaphore, uint64_t value, uint64_t timeout_ns, lapse_error* error);
     // resolve_pass's parts (stream_resolve.cpp).
     struct PassErrors;
-    bool check_readable(const lapse_token& token, lapse_duration& out, ResolveProgress& progress, PassErrors& errors,
-                        bool& need_flush);
-    void read_run(const lapse_token* tokens, lapse_duration* out, uint32_t count, const Placement& place,
-                  ResolveProgress& progress, PassErrors& errors);
-    void read_duration(const uint64_t* stamps, const Placement& place, lapse_duration& out) const noexcept;
-    bool out_of_order(const uint64_t* stamps) const noexcept;
+    RingSlot* check_readable(const lapse_token& token, lapse_duration& out, ResolveProgress& progress,
+                             PassErrors& errors, bool& need_flush);
+    void read_run(lapse_duration* out, uint32_t count, const Placement& place, ResolveProgress& progress,
+                  PassErrors& errors);
+    bool out_of_order(uint64_t start, uint64_t end) const noexcept;
     // `ticks` from start to end is really end before start: only on a
     // counter that cannot wrap in our lifetime can that be told.
     bool backwards(uint64_t ticks) const noexcept { return cfg_.valid_bits == 64 && ticks > (mask_ >> 1); }
@@ -210,7 +215,11 @@ private:
     // resolve_pass's scratch, sized at the first resolve and reused (it runs
     // under mutex_): the indices of a run of readable windows and their
     // query results (value and availability of two queries each).
-    std::vector<uint32_t> run_;
+    struct ReadItem {
+        RingSlot* slot;
+        uint32_t index;  // into the pass's tokens and durations
+    };
+    std::vector<ReadItem> run_;
     std::vector<uint64_t> results_;
     VkQueryPool pool_ = VK_NULL_HANDLE;
 
@@ -222,6 +231,7 @@ private:
     uint64_t completed_ = 0;      // last value read from the timeline semaphore
     uint64_t current_ = 0;        // serial of the segment being recorded by the plugin, 0 = none
     Segment* current_seg_ = nullptr;  // seg(current_) while current_ != 0 (spares start/end a division)
+    uint32_t callbacks_recording_ = 0;  // segments in State::InCallback
     // A failed vkQueueSubmit/vkEndCommandBuffer poisons the stream: its
     // windows resolve FAILED with this status and new windows are refused.
     lapse_status failure_ = LAPSE_OK;

@@ -1,6 +1,6 @@
 // A stream's readback: which of a resolve's windows can be read now, and
 // one vkGetQueryPoolResults per run of consecutive ring slots for those
-// that can (availability on, never WAIT or PARTIAL: see README.md).
+// that can (never WAIT or PARTIAL: see README.md).
 #include "stream.hpp"
 
 #include "timestamp_math.hpp"
@@ -39,6 +39,40 @@ RingSlot* slot_of(QueryRing& ring, const lapse_token& token, uint64_t& position)
     return ring.find(position);
 }
 
+// What turning a window's two stamps into a duration needs, read once per
+// run: the loop writes durations, which the compiler cannot prove leave the
+// stream's members alone, so members would be loaded again per window.
+struct Conversion {
+    uint64_t mask;
+    double period_ns;
+    bool tells_backwards;  // a 64-bit counter: an end before the start is never a wrap
+    bool host_timeline;
+    uint64_t ref_ticks;  // the calibration point, when on the host timeline
+    int64_t ref_host_ns;
+};
+
+// A window's duration from its two stamps: the difference under the
+// valid-bits mask, converted in double; placed on the host clock through
+// the calibration when there is one (an error there shifts the window,
+// never stretches it).
+inline void convert(const Conversion& c, uint64_t start_stamp, uint64_t end_stamp, lapse_duration& out) noexcept
+{
+    const uint64_t start = start_stamp & c.mask;
+    const uint64_t ticks = ticks_between(start, end_stamp & c.mask, c.mask);
+    if (c.tells_backwards && ticks > (c.mask >> 1)) {
+        // End before start on a counter that cannot wrap in our lifetime:
+        // the stamps are not trustworthy.
+        sdk::set_duration(out, LAPSE_DURATION_NOT_MEASURED);
+        return;
+    }
+    const int64_t duration = ticks_to_ns(ticks, c.period_ns);
+    const int64_t start_ns = c.host_timeline
+                                 ? c.ref_host_ns + signed_ticks_to_ns(signed_ticks(c.ref_ticks, start, c.mask), c.period_ns)
+                                 : ticks_to_ns(start, c.period_ns);
+    sdk::set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE,
+                      c.host_timeline ? LAPSE_CLOCK_HOST_MONOTONIC : LAPSE_CLOCK_DEVICE, start_ns, start_ns + duration);
+}
+
 }  // namespace
 
 lapse_status Stream::resolve_pass(const lapse_token* tokens, lapse_duration* out, uint32_t n, const Placement& place,
@@ -59,22 +93,20 @@ lapse_status Stream::resolve_pass(const lapse_token* tokens, lapse_duration* out
     // Readable windows are gathered into runs of consecutive ring slots,
     // each read with one call.
     uint32_t run_count = 0;
-    uint32_t last_index = 0;
+    const RingSlot* last = nullptr;
     bool need_flush = false;
     for (uint32_t i = 0; i < n; ++i) {
         if (out[i].state != LAPSE_DURATION_PENDING) continue;
-        if (!check_readable(tokens[i], out[i], progress, errors, need_flush)) continue;
-        uint64_t position = 0;
-        slot_of(ring_, tokens[i], position);
-        const uint32_t index = ring_.index_of(position);
-        if (run_count > 0 && (run_count == run_.size() || index != last_index + 1)) {
-            read_run(tokens, out, run_count, place, progress, errors);
+        RingSlot* slot = check_readable(tokens[i], out[i], progress, errors, need_flush);
+        if (slot == nullptr) continue;
+        if (run_count > 0 && (run_count == run_.size() || slot != last + 1)) {
+            read_run(out, run_count, place, progress, errors);
             run_count = 0;
         }
-        run_[run_count++] = i;
-        last_index = index;
+        run_[run_count++] = ReadItem{slot, i};
+        last = slot;
     }
-    read_run(tokens, out, run_count, place, progress, errors);
+    read_run(out, run_count, place, progress, errors);
 
     if (need_flush) {
         flush(nullptr);
@@ -86,8 +118,9 @@ lapse_status Stream::resolve_pass(const lapse_token* tokens, lapse_duration* out
 
 // Validates a pending token, applies poison, and in own mode checks that
 // the segment holding the window's end is done (closing it when it is
-// still being recorded here). True when its queries can be read now.
-bool Stream::check_readable(const lapse_token& token, lapse_duration& out, ResolveProgress& progress,
+// still being recorded here). Its slot when its queries can be read now,
+// else null.
+RingSlot* Stream::check_readable(const lapse_token& token, lapse_duration& out, ResolveProgress& progress,
                             PassErrors& errors, bool& need_flush)
 {
     uint64_t position = 0;
@@ -98,7 +131,7 @@ bool Stream::check_readable(const lapse_token& token, lapse_duration& out, Resol
                                                  "vulkan: resolve: token %" PRIu64
                                                  " names no closed window: never opened, already resolved or abandoned",
                                                  token.id)));
-        return false;
+        return nullptr;
     }
     if (token.opened_on != cfg_.index) {
         sdk::set_duration(out, LAPSE_DURATION_FAILED,
@@ -106,7 +139,7 @@ bool Stream::check_readable(const lapse_token& token, lapse_duration& out, Resol
                                                  "vulkan: resolve: token %" PRIu64
                                                  " says stream %u but its window is on stream %u",
                                                  token.id, token.opened_on, cfg_.index)));
-        return false;
+        return nullptr;
     }
     if (slot->state == SlotState::Open) {
         sdk::set_duration(out, LAPSE_DURATION_FAILED,
@@ -114,14 +147,14 @@ bool Stream::check_readable(const lapse_token& token, lapse_duration& out, Resol
                                                  "vulkan: resolve: token %" PRIu64
                                                  " is still open: close it with profile_end first",
                                                  token.id)));
-        return false;
+        return nullptr;
     }
     // Poison: a window hit by a device or stream failure is FAILED.
     const lapse_status poison = slot->failed || ctx_.is_lost() ? LAPSE_ERROR_DEVICE : failure_;
     if (poison != LAPSE_OK) {
         sdk::set_duration(out, LAPSE_DURATION_FAILED, poison);
         slot->state = SlotState::Released;
-        return false;
+        return nullptr;
     }
     if (own() && slot->end_serial > completed_) {
         if (slot->end_serial >= submit_cursor_) {
@@ -131,37 +164,60 @@ bool Stream::check_readable(const lapse_token& token, lapse_duration& out, Resol
             progress.wait_serial = std::max(progress.wait_serial, slot->end_serial);
         }
         ++progress.pending;
-        return false;
+        return nullptr;
     }
-    return true;
+    return slot;
 }
 
 // Reads the windows run_[0..count) (consecutive ring slots) with one call.
-void Stream::read_run(const lapse_token* tokens, lapse_duration* out, uint32_t count, const Placement& place,
-                      ResolveProgress& progress, PassErrors& errors)
+// First without availability: VK_SUCCESS then says every query was
+// available and written (the common case, and half the data); only
+// VK_NOT_READY reads again with availability, to tell which ones were not.
+void Stream::read_run(lapse_duration* out, uint32_t count, const Placement& place, ResolveProgress& progress,
+                      PassErrors& errors)
 {
     if (count == 0) return;
-    uint64_t first_position = 0;
-    slot_of(ring_, tokens[run_[0]], first_position);
-    const VkResult r = ctx_.api.vkGetQueryPoolResults(ctx_.device, pool_, ring_.first_query(first_position),
-                                                      2 * count, sizeof(uint64_t) * 4 * count, results_.data(),
-                                                      2 * sizeof(uint64_t), kReadFlags);
+    const uint32_t first = ring_.first_query_of(*run_[0].slot);
+    VkResult r = ctx_.api.vkGetQueryPoolResults(ctx_.device, pool_, first, 2 * count, sizeof(uint64_t) * 2 * count,
+                                                results_.data(), sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+    uint32_t stride = 1;  // uint64_t per query in results_
+    if (r == VK_NOT_READY) {
+        stride = 2;
+        r = ctx_.api.vkGetQueryPoolResults(ctx_.device, pool_, first, 2 * count, sizeof(uint64_t) * 4 * count,
+                                           results_.data(), 2 * sizeof(uint64_t), kReadFlags);
+    }
     if (r != VK_SUCCESS && r != VK_NOT_READY) {
         const lapse_status st = errors.note(ctx_.vk_fail(errors.next(), "resolve", "vkGetQueryPoolResults", r));
         for (uint32_t k = 0; k < count; ++k) {
-            uint64_t position = 0;
-            sdk::set_duration(out[run_[k]], LAPSE_DURATION_FAILED, st);
-            if (RingSlot* slot = slot_of(ring_, tokens[run_[k]], position)) slot->state = SlotState::Released;
+            sdk::set_duration(out[run_[k].index], LAPSE_DURATION_FAILED, st);
+            run_[k].slot->state = SlotState::Released;
+        }
+        return;
+    }
+    const Conversion c{mask_,
+                       ctx_.period_ns,
+                       cfg_.valid_bits == 64,
+                       place.host_timeline,
+                       place.point.device_ticks & mask_,
+                       place.point.host_ns};
+    const bool own_mode = own();
+    const ReadItem* items = run_.data();
+    const uint64_t* results = results_.data();
+    if (stride == 1 && own_mode) {
+        // Every stamp is there: the common case, without the branches below.
+        for (uint32_t k = 0; k < count; ++k) {
+            convert(c, results[2 * k], results[2 * k + 1], out[items[k].index]);
+            items[k].slot->state = SlotState::Released;
         }
         return;
     }
     for (uint32_t k = 0; k < count; ++k) {
-        const uint32_t i = run_[k];
-        uint64_t position = 0;
-        RingSlot* slot = slot_of(ring_, tokens[i], position);
-        const uint64_t* q = results_.data() + 4 * static_cast<std::size_t>(k);
-        const bool available = q[1] != 0 && q[3] != 0;
-        if (!available && !own()) {
+        const uint32_t i = items[k].index;
+        RingSlot* slot = items[k].slot;
+        const uint64_t* q = results + 2 * stride * static_cast<std::size_t>(k);
+        const uint64_t start = q[0], end = q[stride];
+        const bool available = stride == 1 || (q[1] != 0 && q[3] != 0);
+        if (!available && !own_mode) {
             ++progress.pending;  // attach mode: the host has not run it yet
             continue;
         }
@@ -170,7 +226,7 @@ void Stream::read_run(const lapse_token* tokens, lapse_duration* out, uint32_t c
         // does: end 0). Its queries may still be written, so the slot is
         // neither released nor reset yet: it is read again on a later pass,
         // and only a pair that stays out of order is not measured.
-        if (available && !own() && out_of_order(q) && slot->out_of_order_reads < kMaxOutOfOrderReads) {
+        if (available && !own_mode && out_of_order(start, end) && slot->out_of_order_reads < kMaxOutOfOrderReads) {
             ++slot->out_of_order_reads;
             ++progress.pending;
             continue;
@@ -178,43 +234,15 @@ void Stream::read_run(const lapse_token* tokens, lapse_duration* out, uint32_t c
         // Own mode: the segment completed but a stamp is missing, so the
         // stamps were lost. Never a number, never zero.
         if (!available) sdk::set_duration(out[i], LAPSE_DURATION_NOT_MEASURED);
-        else read_duration(q, place, out[i]);
+        else convert(c, start, end, out[i]);
         slot->state = SlotState::Released;
     }
 }
 
 // End before start on a counter that cannot wrap in our lifetime.
-bool Stream::out_of_order(const uint64_t* stamps) const noexcept
+bool Stream::out_of_order(uint64_t start, uint64_t end) const noexcept
 {
-    return backwards(ticks_between(stamps[0] & mask_, stamps[2] & mask_, mask_));
-}
-
-// A window's duration from its two stamps: the difference under the
-// valid-bits mask, converted in double; placed on the host clock through
-// the calibration when there is one.
-void Stream::read_duration(const uint64_t* stamps, const Placement& place, lapse_duration& out) const noexcept
-{
-    const uint64_t start = stamps[0] & mask_;
-    const uint64_t end = stamps[2] & mask_;
-    const uint64_t ticks = ticks_between(start, end, mask_);
-    if (backwards(ticks)) {
-        // End before start on a counter that cannot wrap in our lifetime:
-        // the stamps are not trustworthy.
-        sdk::set_duration(out, LAPSE_DURATION_NOT_MEASURED);
-        return;
-    }
-    const int64_t duration = ticks_to_ns(ticks, ctx_.period_ns);
-    if (place.host_timeline) {
-        const int64_t offset =
-            signed_ticks_to_ns(signed_ticks(place.point.device_ticks & mask_, start, mask_), ctx_.period_ns);
-        const int64_t start_ns = place.point.host_ns + offset;
-        sdk::set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE, LAPSE_CLOCK_HOST_MONOTONIC,
-                          start_ns, start_ns + duration);
-    } else {
-        const int64_t start_ns = ticks_to_ns(start, ctx_.period_ns);
-        sdk::set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE, LAPSE_CLOCK_DEVICE, start_ns,
-                          start_ns + duration);
-    }
+    return backwards(ticks_between(start & mask_, end & mask_, mask_));
 }
 
 // After a flush: what is now submitted can be waited for; what is not sits

@@ -46,11 +46,22 @@ constexpr int64_t signed_ticks(uint64_t ref, uint64_t t, uint64_t mask) noexcept
     return -static_cast<int64_t>(backward);
 }
 
+// `x` (>= 0, or NaN) rounded to the nearest integer, ties to even: what
+// std::nearbyint gives in the default rounding mode, without its library
+// call (resolve converts two values per window). Below 2^52, adding and
+// taking away 2^52 leaves exactly the rounded value; from 2^52 on every
+// double is an integer already.
+inline double round_nonnegative(double x) noexcept
+{
+    constexpr double k2p52 = 4503599627370496.0;
+    return x < k2p52 ? (x + k2p52) - k2p52 : x;
+}
+
 // Ticks to nanoseconds, rounded to nearest, in double. Saturates instead of
 // overflowing (a duration beyond 292 years is not a measurement).
 inline int64_t ticks_to_ns(uint64_t ticks, double period_ns) noexcept
 {
-    double ns = std::nearbyint(static_cast<double>(ticks) * period_ns);
+    double ns = round_nonnegative(static_cast<double>(ticks) * period_ns);
     if (!(ns < 9.2e18)) return std::numeric_limits<int64_t>::max();
     return static_cast<int64_t>(ns);
 }
