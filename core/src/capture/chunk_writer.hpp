@@ -14,51 +14,47 @@ namespace lapse::detail {
 
 class ChunkWriter {
 public:
-  explicit ChunkWriter(CaptureSink &sink) : sink_(sink) {}
+    explicit ChunkWriter(CaptureSink& sink) : sink_(sink) {}
 
-  void write_magic();
-  void write_header(const CaptureHeader &header);
-  void write_source(const CaptureSource &source, int64_t now_ns);
-  // Appends a window to the open windows chunk; the chunk is written when
-  // it reaches its target size.
-  void add(const CapturedWindow &w, int64_t now_ns);
-  bool has_windows() const noexcept { return records_ > 0; }
-  void write_windows(int64_t now_ns);
-  // Cumulative drop counts of the names that changed.
-  void write_drops(const std::vector<std::pair<std::string, uint64_t>> &counts,
-                   int64_t now_ns);
-  void write_end(uint64_t recorded, uint64_t dropped, int64_t now_ns);
+    void write_magic();
+    void write_header(const CaptureHeader& header);
+    void write_source(const CaptureSource& source, int64_t now_ns);
+    // Appends a window to the open windows chunk; the chunk is written when
+    // it reaches its target size.
+    void add(const CapturedWindow& w, int64_t now_ns);
+    bool has_windows() const noexcept { return records_ > 0; }
+    void write_windows(int64_t now_ns);
+    // Cumulative drop counts of the names that changed.
+    void write_drops(const std::vector<std::pair<std::string, uint64_t>>& counts, int64_t now_ns);
+    void write_end(uint64_t recorded, uint64_t dropped, int64_t now_ns);
 
-  uint64_t bytes_written() const noexcept { return bytes_; }
-  uint64_t chunks() const noexcept { return chunks_; }
-  // Payload bytes in the open windows chunk.
-  std::size_t open_bytes() const noexcept {
-    return strings_.bytes.size() + body_size_;
-  }
+    uint64_t bytes_written() const noexcept { return bytes_; }
+    uint64_t chunks() const noexcept { return chunks_; }
+    // Payload bytes in the open windows chunk.
+    std::size_t open_bytes() const noexcept { return strings_.bytes.size() + body_size_; }
 
 private:
-  void emit(uint8_t type, std::string_view payload);
-  uint32_t intern(std::string_view s);
-  void reset_chunk();
+    void emit(uint8_t type, std::string_view payload);
+    uint32_t intern(std::string_view s);
+    void reset_chunk();
 
-  CaptureSink &sink_;
-  uint64_t bytes_ = 0, chunks_ = 0;
+    CaptureSink& sink_;
+    uint64_t bytes_ = 0, chunks_ = 0;
 
-  // The open windows chunk: its own string table (so every chunk decodes
-  // alone, whatever was lost before it) and its records. The records are
-  // encoded straight into body_, kept at least one largest record longer
-  // than body_size_, so add() writes with no check per byte.
-  wire::Writer strings_;
-  std::vector<unsigned char> body_;
-  std::size_t body_size_ = 0;
-  uint32_t string_count_ = 0;
-  uint64_t records_ = 0;
-  std::vector<std::pair<uint32_t, uint32_t>>
-      string_spans_; // offset, size of each string's bytes in strings_
-  std::vector<uint32_t> slots_; // open addressing: index + 1, 0 empty
-  uint64_t prev_thread_ = 0;
-  int64_t prev_start_[4] = {0, 0, 0, 0};
-  std::string scratch_;
+    // The open windows chunk: its own string table (so every chunk decodes
+    // alone, whatever was lost before it) and its records. The records are
+    // encoded straight into body_, kept at least one largest record longer
+    // than body_size_, so add() writes with no check per byte.
+    wire::Writer strings_;
+    std::vector<unsigned char> body_;
+    std::size_t body_size_ = 0;
+    uint32_t string_count_ = 0;
+    uint64_t records_ = 0;
+    std::vector<std::pair<uint32_t, uint32_t>> string_spans_;  // offset, size of each string's bytes in strings_
+    std::vector<uint32_t> slots_;                               // open addressing: index + 1, 0 empty
+    uint64_t prev_thread_ = 0;
+    int64_t prev_start_[4] = {0, 0, 0, 0};
+    std::string scratch_;
 };
 
-} // namespace lapse::detail
+}  // namespace lapse::detail
