@@ -281,6 +281,9 @@ private:
                         detail::WindowNote* note);
     void finish_start(Window& w, lapse_status status, const lapse_error& error);
     Duration end_slow(Window& w, EndOptions options);
+    // resolve() for spans its direct route does not take (windows of other
+    // devices, shared with a capture, a closed device).
+    bool resolve_general(std::span<Duration> durations, std::chrono::nanoseconds timeout);
     Duration end_failed(Stream stream, lapse_token token, lapse_status status, const lapse_error& error,
                         detail::WindowNote* note);
     void fail_end(Duration& d, lapse_status status, const lapse_error& error);
