@@ -196,6 +196,8 @@ private:
     // into its words, any other through settle_other) and finishes the
     // named ones; true when some window is still pending.
     bool settle(Duration* const* where, const lapse_duration* out, std::size_t count, const BatchStatus& batch);
+    // A sound READY answer, into the Duration's words.
+    static void set_answer(Duration& d, const lapse_duration& r) noexcept;
     // An answer other than a sound READY one; false when it is PENDING.
     bool settle_other(Duration& d, const lapse_duration& r, const BatchStatus& batch);
 

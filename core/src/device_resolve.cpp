@@ -126,12 +126,8 @@ private:
 // The out slot for one token: struct_size set, the state one no plugin
 // writes, every other field zero (a plugin of an older minor leaves the
 // fields it does not know untouched).
-void blank_out(lapse_duration& out) noexcept
-{
-    out = lapse_duration{};
-    out.struct_size = sizeof(lapse_duration);
-    out.state = unset_state;
-}
+constexpr lapse_duration blank_answer{sizeof(lapse_duration), unset_state, 0, 0, 0, 0, 0, 0, 0};
+void blank_out(lapse_duration& out) noexcept { out = blank_answer; }
 
 // The flags a Duration keeps; unknown ones are dropped, as a reader of an
 // older minor version would.
@@ -176,21 +172,27 @@ DeviceCore::BatchStatus DeviceCore::call_resolve(const lapse_token* tokens, laps
     return batch;
 }
 
+void DeviceCore::set_answer(Duration& d, const lapse_duration& r) noexcept
+{
+    const uint32_t flags = r.flags & known_duration_flags;
+    const uint32_t queued = (flags & LAPSE_DURATION_WORK_QUEUED) != 0 ? r.queued_ops : 0u;
+    d.device_ = nullptr;  // the plugin released the window
+    d.set_ready(static_cast<TimingMethod>(r.method), static_cast<ClockDomain>(r.clock_domain), r.start_ns, r.end_ns,
+                flags, queued);
+}
+
 bool DeviceCore::settle(Duration* const* where, const lapse_duration* out, std::size_t count, const BatchStatus& batch)
 {
     bool pending = false;
     for (std::size_t i = 0; i < count; ++i) {
         Duration& d = *where[i];
         const lapse_duration& r = out[i];
-        if (r.state == LAPSE_DURATION_READY && sdk::impossible_duration(r) == nullptr) [[likely]] {
-            // The answer goes straight into the Duration's words.
-            const uint32_t flags = r.flags & known_duration_flags;
-            d.device_ = nullptr;  // the plugin released the window
-            d.set_ready(static_cast<TimingMethod>(r.method), static_cast<ClockDomain>(r.clock_domain), r.start_ns,
-                        r.end_ns, flags, (flags & LAPSE_DURATION_WORK_QUEUED) != 0 ? r.queued_ops : 0u);
-        } else {
+        // The common case in a few predicted branches (impossible_duration
+        // inlined, the state known READY there).
+        if (r.state == LAPSE_DURATION_READY && sdk::impossible_duration(r) == nullptr) [[likely]]
+            set_answer(d, r);  // straight into the Duration's words
+        else
             pending |= !settle_other(d, r, batch);
-        }
         // A named window is recorded (and a shared one published); an
         // unnamed one has nothing more to do.
         if (d.note_ != nullptr) [[unlikely]]
@@ -204,14 +206,15 @@ bool DeviceCore::settle_other(Duration& d, const lapse_duration& r, const BatchS
     const char* who = plugin->name;
     switch (r.state) {
     case LAPSE_DURATION_PENDING: return false;  // still on the device; may be resolved again
-    case LAPSE_DURATION_READY: {
-        // Only an impossible one comes here (settle took the others): a
-        // number we cannot trust is worse than none.
-        d.device_ = nullptr;  // the plugin released the window
-        const char* why = sdk::impossible_duration(r);
-        fail(d, LAPSE_ERROR_INTERNAL, impossible_message(who, why != nullptr ? why : "an unchecked answer", r));
+    case LAPSE_DURATION_READY:
+        if (const char* why = sdk::impossible_duration(r)) {
+            // A number we cannot trust is worse than none.
+            d.device_ = nullptr;  // the plugin released the window
+            fail(d, LAPSE_ERROR_INTERNAL, impossible_message(who, why, r));
+        } else {
+            set_answer(d, r);
+        }
         return true;
-    }
     case LAPSE_DURATION_NOT_MEASURED:
         d.device_ = nullptr;
         d.set_state(DurationState::not_measured);
@@ -303,8 +306,10 @@ DeviceCore::SpanResolve DeviceCore::resolve_span(std::span<Duration> durations, 
         // One pass over the chunk: each window of this device gives its
         // token and an out slot; a final one is left as it is.
         Duration* const chunk = next;
-        std::size_t count = 0;
-        for (; next != end && count < span_chunk; ++next) {
+        lapse_token* token = tokens;
+        lapse_duration* slot = out;
+        Duration** at = where;
+        for (; next != end && at != where + span_chunk; ++next) {
             Duration& d = *next;
             if (d.device_ != this) {
                 if (d.device_ != nullptr) [[unlikely]] {
@@ -317,11 +322,11 @@ DeviceCore::SpanResolve DeviceCore::resolve_span(std::span<Duration> durations, 
                 result.rest = chunk;  // shared with a capture: claimed first
                 return result;
             }
-            tokens[count] = d.token_words();
-            blank_out(out[count]);
-            where[count] = &d;
-            ++count;
+            *token++ = d.token_words();
+            *slot++ = blank_answer;
+            *at++ = &d;
         }
+        const std::size_t count = static_cast<std::size_t>(at - where);
         if (count == 0) break;
         const BatchStatus batch = call_resolve(tokens, out, count, deadline.left());
         result.some_pending |= settle(where, out, count, batch);
