@@ -235,9 +235,11 @@ public:
         return profile_end(window, EndOptions{options.flush});
     }
 
-    // Resolves many durations with one plugin call, waiting up to
-    // `timeout`. True when every duration is final (ready, not measured or
-    // failed); false when some are still pending.
+    // Resolves many durations, waiting up to `timeout` in all: this
+    // device's with one plugin call per 128 of them, another device's
+    // through that device. Durations already final are left as they are.
+    // True when every duration is final (ready, not measured or failed);
+    // false when some are still pending.
     bool resolve(std::span<Duration> durations, std::chrono::nanoseconds timeout = wait_forever);
 
     // A backend extension by id ("lapse.vulkan.commands/1"), or nullptr.
