@@ -3,11 +3,12 @@
 // answer checked before it becomes a number (Device::resolve).
 //
 // Device::resolve over a span of this device's windows takes the direct
-// route (resolve_span): one pass gathers the tokens, one plugin call, one
-// pass writes each answer into its Duration's words. Anything that pass
-// cannot take as it goes (a window of another device, one shared with a
-// capture, a closed device) sends the whole span the general way instead,
-// before anything was changed.
+// route (resolve_span), chunk by chunk: one pass gathers the tokens, one
+// plugin call, one pass writes each answer into its Duration's words.
+// What that pass cannot take as it goes (a window of another device, one
+// shared with a capture, a closed device) sends the rest of the span, from
+// the chunk that holds it and with nothing there changed yet, the general
+// way.
 #include "device_core.hpp"
 
 #include "plugin_text.hpp"
