@@ -22,6 +22,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,18 @@ public:
     // `collector`: called by a capture's collector, which never waits for
     // a window another thread is resolving (see claim_shared).
     void resolve(Duration* const* items, std::size_t count, std::chrono::nanoseconds timeout, bool collector = false);
+    // Device::resolve's direct route, over `durations` in order: the
+    // windows of this device (pending, none shared with a capture) go to
+    // the plugin in chunks, gathered and written back in one pass each; a
+    // final one is passed over. It stops before the chunk that holds a
+    // window it cannot take (another device's, a shared one), or at once
+    // when the device is closed, and says where in `rest` (null when it
+    // went through): from there on nothing was changed, for the general way.
+    struct SpanResolve {
+        Duration* rest = nullptr;
+        bool some_pending = false;  // among the windows it resolved
+    };
+    SpanResolve resolve_span(std::span<Duration> durations, std::chrono::nanoseconds timeout);
 
     // Closes the plugin's device and keeps this object as a closed shell
     // (see the top of this file). [once, after every other call on the device]
@@ -173,6 +186,20 @@ private:
     // After the plugin answered: records `d` (session) and publishes a
     // shared note's result, or hands a still-pending one back.
     void finish_resolved(Duration& d);
+
+    // The plugin's resolve of a gathered batch (in slices past the ABI's
+    // uint32_t count), its first error kept for the windows it failed.
+    struct BatchStatus;
+    BatchStatus call_resolve(const lapse_token* tokens, lapse_duration* out, std::size_t count,
+                             std::chrono::nanoseconds timeout);
+    // Writes each answer out[i] into *where[i] (a sound READY one straight
+    // into its words, any other through settle_other) and finishes the
+    // named ones; true when some window is still pending.
+    bool settle(Duration* const* where, const lapse_duration* out, std::size_t count, const BatchStatus& batch);
+    // A sound READY answer, into the Duration's words.
+    static void set_answer(Duration& d, const lapse_duration& r) noexcept;
+    // An answer other than a sound READY one; false when it is PENDING.
+    bool settle_other(Duration& d, const lapse_duration& r, const BatchStatus& batch);
 
     // Asks describe; publishes the answer when it differs from the last.
     lapse_status describe_now(CallError& error);

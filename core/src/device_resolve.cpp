@@ -1,12 +1,22 @@
 // Resolving: a batch of Durations through one plugin call (DeviceCore),
 // the windows a capture shares with the caller claimed first, and every
 // answer checked before it becomes a number (Device::resolve).
+//
+// Device::resolve over a span of this device's windows takes the direct
+// route (resolve_span), chunk by chunk: one pass gathers the tokens, one
+// plugin call, one pass writes each answer into its Duration's words.
+// What that pass cannot take as it goes (a window of another device, one
+// shared with a capture, a closed device) sends the rest of the span, from
+// the chunk that holds it and with nothing there changed yet, the general
+// way.
 #include "device_core.hpp"
 
 #include "plugin_text.hpp"
 
 #include <lapse/sdk/duration.hpp>
 
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -26,6 +36,34 @@ uint64_t to_timeout_ns(std::chrono::nanoseconds timeout) noexcept
     return static_cast<uint64_t>(timeout.count());
 }
 
+// A timeout spread over several plugin calls: each gets what is left of
+// it. Waiting forever and polling stay what they are, with no clock read.
+class Deadline {
+public:
+    explicit Deadline(std::chrono::nanoseconds timeout) noexcept
+        : timeout_(timeout), finite_(timeout != wait_forever && timeout.count() > 0),
+          end_ns_(finite_ ? monotonic_now_ns() + std::min<int64_t>(timeout.count(), int64_t{1} << 62) : 0)
+    {
+    }
+    std::chrono::nanoseconds left() const noexcept
+    {
+        if (!finite_) return timeout_;
+        return std::chrono::nanoseconds(std::max<int64_t>(end_ns_ - monotonic_now_ns(), 0));
+    }
+
+private:
+    std::chrono::nanoseconds timeout_;
+    bool finite_;
+    int64_t end_ns_;
+};
+
+// Device::resolve asks the plugin about a span in chunks of this many
+// windows: a chunk's tokens, answers and Duration words stay in the L1
+// cache from the gather through the plugin's writes to the write-back,
+// where one batch of a thousand windows streams them all through L2 three
+// times (docs/performance.md, cpp_resolve_vs_c_resolve).
+constexpr std::size_t span_chunk = 128;
+
 // Buffers for resolving batches too big for the stack, kept per thread so
 // a loop resolving a frame's windows every frame allocates once, not every
 // time. Buffers grown past kept_capacity are freed after the call (one
@@ -40,14 +78,24 @@ void trim(std::vector<T>& v) noexcept
     if (v.capacity() > kept_capacity) std::vector<T>().swap(v);
 }
 
-struct BatchBuffers {  // DeviceCore::resolve: what goes through the C ABI
+// Grows `v` to at least `count` elements; never shrinks it, so a buffer
+// resolved into again and again is not written over just to be resized.
+template <class T>
+T* at_least(std::vector<T>& v, std::size_t count)
+{
+    if (v.size() < count) v.resize(count);
+    return v.data();
+}
+
+struct BatchBuffers {  // what goes through the C ABI, and where each answer goes
     std::vector<lapse_token> tokens;
     std::vector<lapse_duration> out;
+    std::vector<Duration*> where;
     bool busy = false;
-    void trim() noexcept { detail::trim(tokens), detail::trim(out); }
+    void trim() noexcept { detail::trim(tokens), detail::trim(out), detail::trim(where); }
 };
 
-struct ItemBuffers {  // Device::resolve: the durations of this device
+struct ItemBuffers {  // Device::resolve's general way: the durations of this device
     std::vector<Duration*> items;
     bool busy = false;
     void trim() noexcept { detail::trim(items); }
@@ -76,6 +124,12 @@ private:
     Buffers* buffers_;
 };
 
+// The out slot for one token: struct_size set, the state one no plugin
+// writes, every other field zero (a plugin of an older minor leaves the
+// fields it does not know untouched).
+constexpr lapse_duration blank_answer{sizeof(lapse_duration), unset_state, 0, 0, 0, 0, 0, 0, 0};
+void blank_out(lapse_duration& out) noexcept { out = blank_answer; }
+
 // The flags a Duration keeps; unknown ones are dropped, as a reader of an
 // older minor version would.
 constexpr uint32_t known_duration_flags = detail::tag_flags_kept;
@@ -88,6 +142,110 @@ std::string impossible_message(const char* plugin, const char* why, const lapse_
 }
 
 }  // namespace
+
+// What the plugin said about the batch as a whole: the first error and its
+// message, which the windows it failed (or left unset) carry.
+struct DeviceCore::BatchStatus {
+    lapse_status status = LAPSE_OK;
+    std::string first_message;
+};
+
+DeviceCore::BatchStatus DeviceCore::call_resolve(const lapse_token* tokens, lapse_duration* out, std::size_t count,
+                                                 std::chrono::nanoseconds timeout)
+{
+    BatchStatus batch;
+    CallError error;
+    // The ABI counts in uint32_t; a larger batch goes in slices.
+    for (std::size_t at = 0; at < count;) {
+        uint32_t n = static_cast<uint32_t>(std::min<std::size_t>(count - at, std::numeric_limits<uint32_t>::max()));
+        lapse_status s;
+        try {
+            s = plugin->resolve(device, tokens + at, out + at, n, to_timeout_ns(timeout), &error.e);
+        } catch (...) {
+            s = plugin_threw(plugin, "resolve", error.e);  // what it did not answer is given up in settle
+        }
+        if (s < 0 && batch.status >= 0) {
+            batch.status = s;
+            batch.first_message = error.describe("resolve", s);
+        }
+        at += n;
+    }
+    return batch;
+}
+
+void DeviceCore::set_answer(Duration& d, const lapse_duration& r) noexcept
+{
+    const uint32_t flags = r.flags & known_duration_flags;
+    const uint32_t queued = (flags & LAPSE_DURATION_WORK_QUEUED) != 0 ? r.queued_ops : 0u;
+    d.device_ = nullptr;  // the plugin released the window
+    d.set_ready(static_cast<TimingMethod>(r.method), static_cast<ClockDomain>(r.clock_domain), r.start_ns, r.end_ns,
+                flags, queued);
+}
+
+bool DeviceCore::settle(Duration* const* where, const lapse_duration* out, std::size_t count, const BatchStatus& batch)
+{
+    bool pending = false;
+    for (std::size_t i = 0; i < count; ++i) {
+        Duration& d = *where[i];
+        const lapse_duration& r = out[i];
+        // The common case in a few predicted branches (impossible_duration
+        // inlined, the state known READY there).
+        if (r.state == LAPSE_DURATION_READY && sdk::impossible_duration(r) == nullptr) [[likely]]
+            set_answer(d, r);  // straight into the Duration's words
+        else
+            pending |= !settle_other(d, r, batch);
+        // A named window is recorded (and a shared one published); an
+        // unnamed one has nothing more to do.
+        if (d.note_ != nullptr) [[unlikely]]
+            finish_resolved(d);
+    }
+    return pending;
+}
+
+bool DeviceCore::settle_other(Duration& d, const lapse_duration& r, const BatchStatus& batch)
+{
+    const char* who = plugin->name;
+    switch (r.state) {
+    case LAPSE_DURATION_PENDING: return false;  // still on the device; may be resolved again
+    case LAPSE_DURATION_READY:
+        if (const char* why = sdk::impossible_duration(r)) {
+            // A number we cannot trust is worse than none.
+            d.device_ = nullptr;  // the plugin released the window
+            fail(d, LAPSE_ERROR_INTERNAL, impossible_message(who, why, r));
+        } else {
+            set_answer(d, r);
+        }
+        return true;
+    case LAPSE_DURATION_NOT_MEASURED:
+        d.device_ = nullptr;
+        d.set_state(DurationState::not_measured);
+        return true;
+    case LAPSE_DURATION_FAILED: {
+        d.device_ = nullptr;
+        const lapse_status status = batch.status;
+        lapse_status why = r.failure < 0 ? r.failure : (status < 0 ? status : LAPSE_ERROR_DEVICE);
+        std::string message = why == status && !batch.first_message.empty()
+                                  ? batch.first_message
+                                  : "resolve: the window on stream " + std::to_string(d.stream()) + " failed (" +
+                                        lapse_status_name(why) + ")";
+        fail(d, why, std::move(message));
+        return true;
+    }
+    case unset_state:
+    default:
+        // The plugin did not answer for this window: give it up (unknown
+        // tokens are ignored) rather than leave it open.
+        abandon_token(this, d.token_words());
+        d.device_ = nullptr;
+        if (batch.status < 0)
+            fail(d, batch.status, batch.first_message);
+        else
+            fail(d, LAPSE_ERROR_INTERNAL,
+                 r.state == unset_state ? "resolve: plugin '" + std::string(who) + "' left a duration unset"
+                                        : impossible_message(who, "a state outside lapse_duration_state", r));
+        return true;
+    }
+}
 
 void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono::nanoseconds timeout, bool collector)
 {
@@ -122,94 +280,81 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
     lapse_token* tokens = inline_tokens;
     lapse_duration* out = inline_out;
     if (count > inline_capacity) {
-        scratch->tokens.resize(count);
-        scratch->out.resize(count);
-        tokens = scratch->tokens.data();
-        out = scratch->out.data();
+        tokens = at_least(scratch->tokens, count);
+        out = at_least(scratch->out, count);
     }
     for (std::size_t i = 0; i < count; ++i) {
         tokens[i] = items[i]->token_words();
-        out[i] = lapse_duration{};
-        out[i].struct_size = sizeof(lapse_duration);
-        out[i].state = unset_state;
+        blank_out(out[i]);
     }
-    CallError error;
-    // The ABI counts in uint32_t; a larger batch goes in slices.
-    lapse_status status = LAPSE_OK;
-    std::string first_message;
-    for (std::size_t at = 0; at < count;) {
-        uint32_t n = static_cast<uint32_t>(std::min<std::size_t>(count - at, std::numeric_limits<uint32_t>::max()));
-        lapse_status s;
-        try {
-            s = plugin->resolve(device, tokens + at, out + at, n, to_timeout_ns(timeout), &error.e);
-        } catch (...) {
-            s = plugin_threw(plugin, "resolve", error.e);  // what it did not answer is given up below
-        }
-        if (s < 0 && status >= 0) {
-            status = s;
-            first_message = error.describe("resolve", s);
-        }
-        at += n;
-    }
+    const BatchStatus batch = call_resolve(tokens, out, count, timeout);
+    settle(items, out, count, batch);
+}
 
-    const char* who = plugin->name;
-    for (std::size_t i = 0; i < count; ++i) {
-        Duration& d = *items[i];
-        const lapse_duration& r = out[i];
-        switch (r.state) {
-        case LAPSE_DURATION_PENDING:  // still on the device; may be resolved again
-            finish_resolved(d);
-            continue;
-        case LAPSE_DURATION_READY: {
-            d.device_ = nullptr;  // the plugin released the window
-            if (const char* why = sdk::impossible_duration(r)) {
-                // A number we cannot trust is worse than none.
-                fail(d, LAPSE_ERROR_INTERNAL, impossible_message(who, why, r));
-                break;
+DeviceCore::SpanResolve DeviceCore::resolve_span(std::span<Duration> durations, std::chrono::nanoseconds timeout)
+{
+    SpanResolve result;
+    result.rest = durations.data();
+    if (closed) return result;  // the general way fails them, naming the cause
+    const Deadline deadline(timeout);
+    Lease<BatchBuffers> scratch;
+    lapse_token* tokens = at_least(scratch->tokens, span_chunk);
+    lapse_duration* out = at_least(scratch->out, span_chunk);
+    Duration** where = at_least(scratch->where, span_chunk);
+    Duration* next = durations.data();
+    Duration* const end = next + durations.size();
+    while (next != end) {
+        // One pass over the chunk: each window of this device gives its
+        // token and an out slot; a final one is left as it is.
+        Duration* const chunk = next;
+        lapse_token* token = tokens;
+        lapse_duration* slot = out;
+        Duration** at = where;
+        for (; next != end && at != where + span_chunk; ++next) {
+            Duration& d = *next;
+            if (d.device_ != this) {
+                if (d.device_ != nullptr) [[unlikely]] {
+                    result.rest = chunk;  // another device's window
+                    return result;
+                }
+                continue;  // final already
             }
-            const uint32_t flags = r.flags & known_duration_flags;
-            d.set_ready(static_cast<TimingMethod>(r.method), static_cast<ClockDomain>(r.clock_domain), r.start_ns,
-                        r.end_ns, flags, (flags & LAPSE_DURATION_WORK_QUEUED) != 0 ? r.queued_ops : 0u);
-            break;
+            if (d.note_ != nullptr && d.note_->claim.load(std::memory_order_relaxed) != note_unshared) [[unlikely]] {
+                result.rest = chunk;  // shared with a capture: claimed first
+                return result;
+            }
+            *token++ = d.token_words();
+            *slot++ = blank_answer;
+            *at++ = &d;
         }
-        case LAPSE_DURATION_NOT_MEASURED:
-            d.device_ = nullptr;
-            d.set_state(DurationState::not_measured);
-            break;
-        case LAPSE_DURATION_FAILED: {
-            d.device_ = nullptr;
-            lapse_status why = r.failure < 0 ? r.failure : (status < 0 ? status : LAPSE_ERROR_DEVICE);
-            std::string message = why == status && !first_message.empty()
-                                      ? first_message
-                                      : "resolve: the window on stream " + std::to_string(d.stream()) + " failed (" +
-                                            lapse_status_name(why) + ")";
-            fail(d, why, std::move(message));
-            break;
-        }
-        case unset_state:
-        default: {
-            // The plugin did not answer for this window: give it up (unknown
-            // tokens are ignored) rather than leave it open.
-            abandon_token(this, d.token_words());
-            d.device_ = nullptr;
-            if (status < 0)
-                fail(d, status, first_message);
-            else
-                fail(d, LAPSE_ERROR_INTERNAL,
-                     r.state == unset_state
-                         ? "resolve: plugin '" + std::string(who) + "' left a duration unset"
-                         : impossible_message(who, "a state outside lapse_duration_state", r));
-            break;
-        }
-        }
-        finish_resolved(d);
+        const std::size_t count = static_cast<std::size_t>(at - where);
+        if (count == 0) break;
+        const BatchStatus batch = call_resolve(tokens, out, count, deadline.left());
+        result.some_pending |= settle(where, out, count, batch);
     }
+    result.rest = nullptr;
+    return result;
 }
 
 }  // namespace detail
 
 bool Device::resolve(std::span<Duration> durations, std::chrono::nanoseconds timeout)
 {
+    if (core_ == nullptr) return resolve_general(durations, timeout);
+    const detail::Deadline deadline(timeout);
+    const detail::DeviceCore::SpanResolve direct = core_->resolve_span(durations, timeout);
+    if (direct.rest == nullptr) return !direct.some_pending;
+    // What the direct route did not reach (from the chunk that held a
+    // window it cannot take), the general way, in the time that is left.
+    const std::size_t done = static_cast<std::size_t>(direct.rest - durations.data());
+    const bool rest_final = resolve_general(durations.subspan(done), deadline.left());
+    return rest_final && !direct.some_pending;
+}
+
+bool Device::resolve_general(std::span<Duration> durations, std::chrono::nanoseconds timeout)
+{
+    // This device's windows in one batch (shared ones claimed, a closed
+    // device's failed), every other device's on its own.
     detail::Lease<detail::ItemBuffers> scratch;
     std::vector<Duration*>& mine = scratch->items;
     mine.clear();

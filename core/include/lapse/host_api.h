@@ -281,7 +281,7 @@ LAPSE_HOST_API lapse_status lapse_host_duration_resolve(lapse_host_duration* dur
                                                         lapse_duration* out, lapse_error* error);
 
 /* Resolves `count` durations of any devices with one plugin call per
- * device, waiting up to `timeout_ns`. `out` (may be NULL) gets `count`
+ * device and 128 durations, waiting up to `timeout_ns`. `out` (may be NULL) gets `count`
  * entries; the caller sets out[0].struct_size (one array, one size) and
  * it is copied to every entry. Returns LAPSE_OK when all are final and
  * none failed, LAPSE_NOT_READY when some are still pending, else the first

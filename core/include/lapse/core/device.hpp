@@ -235,9 +235,11 @@ public:
         return profile_end(window, EndOptions{options.flush});
     }
 
-    // Resolves many durations with one plugin call, waiting up to
-    // `timeout`. True when every duration is final (ready, not measured or
-    // failed); false when some are still pending.
+    // Resolves many durations, waiting up to `timeout` in all: this
+    // device's with one plugin call per 128 of them, another device's
+    // through that device. Durations already final are left as they are.
+    // True when every duration is final (ready, not measured or failed);
+    // false when some are still pending.
     bool resolve(std::span<Duration> durations, std::chrono::nanoseconds timeout = wait_forever);
 
     // A backend extension by id ("lapse.vulkan.commands/1"), or nullptr.
@@ -281,6 +283,9 @@ private:
                         detail::WindowNote* note);
     void finish_start(Window& w, lapse_status status, const lapse_error& error);
     Duration end_slow(Window& w, EndOptions options);
+    // resolve() for spans its direct route does not take (windows of other
+    // devices, shared with a capture, a closed device).
+    bool resolve_general(std::span<Duration> durations, std::chrono::nanoseconds timeout);
     Duration end_failed(Stream stream, lapse_token token, lapse_status status, const lapse_error& error,
                         detail::WindowNote* note);
     void fail_end(Duration& d, lapse_status status, const lapse_error& error);

@@ -1,0 +1,143 @@
+// Device::resolve over a span: its direct route (the span's windows asked
+// about in chunks of a hundred and more, each gathered and written back in
+// one pass) keeps every rule of the general way, over spans longer than a
+// chunk: final windows are left as they are, named ones are recorded once,
+// another device's window anywhere in the span is resolved too, an
+// impossible answer is refused, and a timeout is spread over the chunks,
+// not given to each.
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <lapse/core/session.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+using test::config;
+
+namespace {
+
+lapse::Runtime& runtime()
+{
+    static lapse::Runtime r(lapse::RuntimeOptions{{test::fixture_dir()}, nullptr});
+    return r;
+}
+
+lapse::Device open(const std::string& backend) { return runtime().open(config("[backend]\n" + backend)); }
+
+// More windows than a few chunks hold, so every test crosses chunk ends.
+constexpr int kWindows = 1000;
+
+lapse::Duration measured_window(lapse::Device& device, std::string_view name = {})
+{
+    return device.profile(0, [&] { device.submit(0, [] {}); }, {.name = name});
+}
+
+}  // namespace
+
+TEST_CASE("a span longer than a chunk resolves whole, final windows left as they are", "[resolve][span]")
+{
+    lapse::Device device = open("plugin = \"clock\"\n");
+    std::vector<lapse::Duration> durations;
+    for (int i = 0; i < kWindows; ++i) {
+        if (i % 7 == 3)
+            durations.emplace_back();  // final already: not measured
+        else
+            durations.push_back(measured_window(device));
+    }
+    REQUIRE(durations[11].resolve());  // resolved on its own before the batch
+    const lapse::Interval first = *durations[11].interval();
+    CHECK(device.resolve(durations));
+    for (int i = 0; i < kWindows; ++i) {
+        INFO("window " << i);
+        if (i % 7 == 3)
+            CHECK(durations[static_cast<std::size_t>(i)].state() == lapse::DurationState::not_measured);
+        else
+            CHECK(durations[static_cast<std::size_t>(i)].ready());
+    }
+    CHECK(durations[11].interval()->start_ns == first.start_ns);
+    CHECK(durations[11].interval()->end_ns == first.end_ns);
+    CHECK(device.resolve(durations));  // all final: nothing changes
+}
+
+TEST_CASE("named windows of a span are recorded into the session exactly once", "[resolve][span][session]")
+{
+    lapse::Device device = open("plugin = \"clock\"\n");
+    auto session = std::make_shared<lapse::Session>();
+    device.record_into(session);
+    std::vector<lapse::Duration> durations;
+    int named = 0;
+    for (int i = 0; i < kWindows; ++i) {
+        const bool with_name = i % 3 == 0;
+        named += with_name ? 1 : 0;
+        durations.push_back(measured_window(device, with_name ? "w" + std::to_string(i) : std::string()));
+    }
+    CHECK(device.resolve(durations));
+    CHECK(device.resolve(durations));
+    std::vector<lapse::WindowRecord> records = session->windows();
+    CHECK(records.size() == static_cast<std::size_t>(named));
+    for (const lapse::WindowRecord& r : records) CHECK(r.state == lapse::DurationState::ready);
+}
+
+TEST_CASE("another device's window late in a span is resolved, and so is everything after it", "[resolve][span]")
+{
+    lapse::Device device = open("plugin = \"clock\"\n");
+    lapse::Device other = open("plugin = \"clock\"\n");
+    std::vector<lapse::Duration> durations;
+    for (int i = 0; i < kWindows; ++i) durations.push_back(measured_window(i == 700 ? other : device));
+    CHECK(device.resolve(durations));
+    for (int i = 0; i < kWindows; ++i) {
+        INFO("window " << i);
+        CHECK(durations[static_cast<std::size_t>(i)].ready());
+    }
+}
+
+TEST_CASE("an impossible answer in a span is refused, naming the plugin", "[resolve][span][impossible]")
+{
+    const char* answer = GENERATE("int64_extremes", "end_before_start", "bad_state", "bad_method", "bad_domain");
+    INFO("answer = " << answer);
+    lapse::Device device = open("plugin = \"misbehaving\"\nanswer = \"" + std::string(answer) + "\"\n");
+    std::vector<lapse::Duration> durations;
+    for (int i = 0; i < 300; ++i) durations.push_back(device.profile(0, [] {}));
+    CHECK(device.resolve(durations));  // final, if failed
+    for (const lapse::Duration& d : durations) {
+        REQUIRE(d.failed());
+        CHECK(d.error_status() == LAPSE_ERROR_INTERNAL);
+        CHECK(std::string(d.error_message()).find("plugin 'misbehaving'") != std::string::npos);
+    }
+}
+
+TEST_CASE("a good answer in a span reads as written, partial flags included", "[resolve][span][flags]")
+{
+    lapse::Device device = open("plugin = \"misbehaving\"\nanswer = \"flags\"\n");
+    std::vector<lapse::Duration> durations;
+    for (int i = 0; i < 300; ++i) durations.push_back(device.profile(0, [] {}));
+    CHECK(device.resolve(durations));
+    for (const lapse::Duration& d : durations) {
+        REQUIRE(d.ready());
+        CHECK(d.interval()->ns() == 1000);
+        CHECK(d.work_queued());
+        CHECK(d.holds_earlier_work());
+        CHECK(d.queued_ops() == 7);
+        CHECK(d.method() != lapse::TimingMethod::none);
+    }
+}
+
+TEST_CASE("a span's timeout is the whole call's, not each chunk's", "[resolve][span][timeout]")
+{
+    // Windows pending for 30 s: a call that gave each of its chunks the
+    // full timeout would wait 16 times 100 ms; the call waits about 100 ms.
+    lapse::Device device = open("plugin = \"clock\"\nresolve_delay_ms = 30000\n");
+    std::vector<lapse::Duration> durations;
+    for (int i = 0; i < 2048; ++i) durations.push_back(measured_window(device));
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK_FALSE(device.resolve(durations, std::chrono::milliseconds(100)));
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    CHECK(waited >= std::chrono::milliseconds(90));
+    CHECK(waited < std::chrono::milliseconds(1000));  // 16 x 100 ms would be 1.6 s
+    for (const lapse::Duration& d : durations) CHECK(d.pending());
+    CHECK_FALSE(device.resolve(durations, lapse::poll));
+    for (lapse::Duration& d : durations) d.abandon();
+}
