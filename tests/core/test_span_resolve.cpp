@@ -19,13 +19,7 @@ using test::config;
 
 namespace {
 
-lapse::Runtime& runtime()
-{
-    static lapse::Runtime r(lapse::RuntimeOptions{{test::fixture_dir()}, nullptr});
-    return r;
-}
-
-lapse::Device open(const std::string& backend) { return runtime().open(config("[backend]\n" + backend)); }
+lapse::Device open(const std::string& backend) { return test::open_backend(backend); }
 
 // More windows than a few chunks hold, so every test crosses chunk ends.
 constexpr int kWindows = 1000;

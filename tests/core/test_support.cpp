@@ -13,6 +13,17 @@ lapse::Config config(const std::string& text, const std::filesystem::path& dir, 
     return lapse::Config::from_string(text, (dir / name).string(), dir);
 }
 
+lapse::Runtime& fixture_runtime()
+{
+    static lapse::Runtime r(lapse::RuntimeOptions{{fixture_dir()}, nullptr});
+    return r;
+}
+
+lapse::Device open_backend(const std::string& backend_table)
+{
+    return fixture_runtime().open(config("[backend]\n" + backend_table));
+}
+
 int64_t now_ns()
 {
     timespec ts;

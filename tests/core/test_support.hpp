@@ -17,6 +17,11 @@ std::filesystem::path fixture_dir();
 lapse::Config config(const std::string& text, const std::filesystem::path& dir = fixture_dir(),
                      const std::string& name = "test.toml");
 
+// A runtime that finds the test-double plugins (one per test binary), and a
+// device opened on it from a [backend] table's body.
+lapse::Runtime& fixture_runtime();
+lapse::Device open_backend(const std::string& backend_table);
+
 // error_of, TempDir, write_file: the shared copies (tests/support).
 using lapse_test::error_of;
 using lapse_test::TempDir;

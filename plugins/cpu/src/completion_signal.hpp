@@ -11,6 +11,7 @@
 // arrival) could only delay an answer, never hang it.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -23,6 +24,14 @@ namespace lapse::cpu {
 class CompletionSignal {
 public:
     using clock = std::chrono::steady_clock;
+
+    // [resolver] The deadline of a resolve's `timeout_ns` (LAPSE_WAIT_FOREVER:
+    // none, the time point's maximum); a timeout too long to add saturates.
+    static clock::time_point deadline_after(uint64_t timeout_ns, bool forever) noexcept
+    {
+        if (forever) return clock::time_point::max();
+        return clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)));
+    }
 
     // [worker] After the end marker of the window whose record is `key`
     // (its id's low word: the marker carries no generation) was stamped.

@@ -401,10 +401,7 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
     bool all_final = first_pending == count;
     if (!all_final && timeout_ns != 0) {
         const bool forever = timeout_ns == LAPSE_WAIT_FOREVER;
-        const auto deadline =
-            forever ? CompletionSignal::clock::time_point::max()
-                    : CompletionSignal::clock::now() +
-                          std::chrono::nanoseconds(static_cast<int64_t>(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)));
+        const auto deadline = CompletionSignal::deadline_after(timeout_ns, forever);
         auto blocked_on = [&]() noexcept { return first_pending < count ? tokens[first_pending].id : 0; };
         all_final = completions_.wait(poll, blocked_on, deadline, forever);
         if (!all_final) all_final = pass();

@@ -27,13 +27,16 @@ namespace lapse::bench::detail {
 
 namespace {
 
-void resolve_big(benchmark::State& st, Context& ctx)
+// Opens and closes ctx.big windows and lets the stream stamp them all
+// (untimed), then times `resolve(message)` of them: false skips the run
+// with the message.
+template <class Resolve>
+void time_big_resolve(benchmark::State& st, Context& ctx, Resolve&& resolve)
 {
     const Device& dev = ctx.subject;
     const uint32_t n = static_cast<uint32_t>(ctx.big);
     std::string message;
     for (auto _ : st) {
-        // Untimed: open and close n windows, let the stream stamp them all.
         if (!open_close(dev, 0, ctx.big_tokens.data(), n, message)) {
             st.SkipWithError(message.c_str());
             return;
@@ -43,7 +46,7 @@ void resolve_big(benchmark::State& st, Context& ctx)
             return;
         }
         const auto t0 = Clock::now();
-        const bool ok = resolve_all(dev, ctx.big_tokens.data(), ctx.big_out.data(), n, message);
+        const bool ok = resolve(message);
         const auto t1 = Clock::now();
         if (!ok) {
             st.SkipWithError(message.c_str());
@@ -52,6 +55,14 @@ void resolve_big(benchmark::State& st, Context& ctx)
         st.SetIterationTime(seconds_between(t0, t1));
     }
     st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
+}
+
+void resolve_big(benchmark::State& st, Context& ctx)
+{
+    const uint32_t n = static_cast<uint32_t>(ctx.big);
+    time_big_resolve(st, ctx, [&](std::string& message) {
+        return resolve_all(ctx.subject, ctx.big_tokens.data(), ctx.big_out.data(), n, message);
+    });
 }
 
 // Resolves `count` closed windows compactly, waiting; any window the
@@ -85,31 +96,14 @@ bool resolve_compact_all(const Device& dev, const lapse_resolve_compact& compact
 
 void resolve_big_compact(benchmark::State& st, Context& ctx, const lapse_resolve_compact& compact)
 {
-    const Device& dev = ctx.subject;
     const uint32_t n = static_cast<uint32_t>(ctx.big);
     // Value-initialised, so their pages are touched before timing.
     std::vector<lapse_stamp_pair> stamps(n);
     std::vector<uint8_t> states(n);
-    std::string message;
-    for (auto _ : st) {
-        if (!open_close(dev, 0, ctx.big_tokens.data(), n, message)) {
-            st.SkipWithError(message.c_str());
-            return;
-        }
-        if (dev.plugin().sync(dev.handle(), 0, nullptr) != LAPSE_OK) {
-            st.SkipWithError("sync failed");
-            return;
-        }
-        const auto t0 = Clock::now();
-        const bool ok = resolve_compact_all(dev, compact, ctx.big_tokens.data(), stamps.data(), states.data(), n, message);
-        const auto t1 = Clock::now();
-        if (!ok) {
-            st.SkipWithError(message.c_str());
-            return;
-        }
-        st.SetIterationTime(seconds_between(t0, t1));
-    }
-    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * n);
+    time_big_resolve(st, ctx, [&](std::string& message) {
+        return resolve_compact_all(ctx.subject, compact, ctx.big_tokens.data(), stamps.data(), states.data(), n,
+                                   message);
+    });
 }
 
 // A synced batch of `ctx.batch` windows resolved in one call, through the
