@@ -265,24 +265,3 @@ TEST_CASE("markers the worker finds queued back to back read as one moment; a wi
     CHECK(dc.end_ns <= after.at);
     CHECK(da.end_ns <= dc.start_ns);
 }
-
-TEST_CASE("a window abandoned while its start and end wait back to back in the queue is freed when the worker reaches them",
-          "[stream][backlog]")
-{
-    CpuDevice dev;
-    Gate gate;
-    dev.submit(0, &gate);  // the worker waits here: both markers queue up behind it
-    const lapse_token a = dev.start(0);
-    dev.end_ok(a);
-    dev.abandon(a);
-    gate.open.store(true);
-    dev.sync(0);
-    // The worker dropped the window's last holds, so its record went back
-    // to the stream's free list and the next window takes it again, one
-    // generation on.
-    const lapse_token b = dev.start(0);
-    dev.end_ok(b);
-    CHECK(static_cast<uint32_t>(b.id) == static_cast<uint32_t>(a.id));
-    CHECK(b.id != a.id);
-    dev.ready(b);
-}

@@ -137,17 +137,8 @@ void WorkerStream::stamp(uint32_t n) noexcept
         CpuWindow& w = windows_.payload(key);
         if (MpscQueue::marker_kind(batch_[i]) == MpscQueue::kStart) {
             w.failures.store(failures_ & kFailureCount, std::memory_order_relaxed);
-            w.start_ns.store(now, std::memory_order_relaxed);
-            if (i + 1 < n && batch_[i + 1] == (batch_[i] ^ MpscQueue::kStart ^ MpscQueue::kEnd)) {
-                // Its end marker right behind it: no work between them, the
-                // same reading, and one locked release for both holds.
-                w.end_ns.store(now, std::memory_order_relaxed);
-                windows_.release(key, 2);
-                completions_.notify(key);
-                ++i;
-                continue;
-            }
             w.end_ns.store(0, std::memory_order_relaxed);  // "not stamped", until the end marker is
+            w.start_ns.store(now, std::memory_order_relaxed);
             windows_.release(key);
         } else {
             w.end_ns.store(now, std::memory_order_relaxed);
