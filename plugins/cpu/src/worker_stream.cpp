@@ -84,8 +84,7 @@ void WorkerStream::drain() noexcept
                 execute_wide(entry);
                 continue;
             }
-            // A marker pop() found: the first of a new segment, or one
-            // written since pop_markers() looked.
+            // The first marker of a new segment.
             batch_[0] = static_cast<uint32_t>(entry.a << 2 | entry.kind);
             n = 1;
         }

@@ -16,6 +16,7 @@
 // announces it sleeps and sleeps on a futex. A producer pays a wake-up
 // syscall only when it finds that announcement, never while the worker is
 // awake.
+
 #pragma once
 
 #include "completion_signal.hpp"
@@ -116,7 +117,7 @@ private:
     std::atomic<bool> stopping_{false};
     uint32_t failures_ = 0;  // worker only: work items that threw so far
     uint32_t batch_[kBatch];  // worker only: the marker cells popped since the last reading
-    std::thread thread_;      // last: starts once everything above exists
+    std::thread thread_;     // last: starts once everything above exists
 };
 
 }  // namespace lapse::cpu
