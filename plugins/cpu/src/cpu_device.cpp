@@ -42,13 +42,18 @@ Stamps read_stamps(const CpuWindow& w) noexcept
 [[gnu::always_inline]] inline void set_taken(lapse_duration& out, const Stamps& s,
                                              const StampClock::Conversion& clock) noexcept
 {
-    if (s.end_ns == 0)
+    switch (outcome_of(s.end_ns, s.failures)) {
+    case Outcome::not_measured:
         set_duration(out, LAPSE_DURATION_NOT_MEASURED, LAPSE_OK);
-    else if ((s.failures & kWorkFailed) != 0)
+        break;
+    case Outcome::work_failed:
         set_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_DEVICE);
-    else
+        break;
+    case Outcome::measured:
         set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE, LAPSE_CLOCK_HOST_MONOTONIC,
                      clock.to_ns(s.start_ns), clock.to_ns(s.end_ns));
+        break;
+    }
 }
 
 }  // namespace

@@ -35,10 +35,8 @@ using Conversion = StampClock::Conversion;
         [&](const CpuWindow& w) noexcept {
             start = w.start_ns.load(std::memory_order_relaxed);
             end = w.end_ns.load(std::memory_order_relaxed);
-            // end_ns 0: its end marker never went out (NOT_MEASURED);
-            // kWorkFailed: work inside it threw (FAILED). Both are
-            // resolve's to say.
-            return end != 0 && (w.failures.load(std::memory_order_relaxed) & kWorkFailed) == 0;
+            // Not measured or failed: resolve's to say.
+            return outcome_of(end, w.failures.load(std::memory_order_relaxed)) == Outcome::measured;
         },
         freed);
     if (taken) sdk::set_compact_ready(pair, state, conversion.to_ns(start), conversion.to_ns(end));

@@ -34,6 +34,17 @@ struct CpuWindow {
 inline constexpr uint32_t kWorkFailed = 1u << 31;
 inline constexpr uint32_t kFailureCount = kWorkFailed - 1;
 
+// What a closed, unheld window reads as: never stamped at its end (its end
+// marker could not be queued), failed (work inside it threw), or measured.
+// resolve and resolve_compact both answer by this.
+enum class Outcome { not_measured, work_failed, measured };
+inline Outcome outcome_of(int64_t end_ns, uint32_t failures) noexcept
+{
+    if (end_ns == 0) return Outcome::not_measured;
+    if ((failures & kWorkFailed) != 0) return Outcome::work_failed;
+    return Outcome::measured;
+}
+
 // A window holds one reference per marker in flight (start, then end).
 using CpuWindowTable = sdk::WindowTable<CpuWindow>;
 
