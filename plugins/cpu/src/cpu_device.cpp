@@ -310,7 +310,7 @@ void CpuDevice::profile_abandon(lapse_token token) noexcept
 }
 
 lapse_status CpuDevice::resolve_one(const lapse_token& token, lapse_duration& out, CpuWindowTable::FreeBatch& freed,
-                                    lapse_error* error) noexcept
+                                    const StampClock::Conversion& conversion, lapse_error* error) noexcept
 {
     if (settings_.mode == Mode::inline_) {
         set_duration(out, LAPSE_DURATION_FAILED, LAPSE_ERROR_INVALID_TOKEN);
@@ -335,7 +335,7 @@ lapse_status CpuDevice::resolve_one(const lapse_token& token, lapse_duration& ou
         set_duration(out, LAPSE_DURATION_FAILED, status);
         return status;
     }
-    set_taken(out, stamps, clock_.conversion());
+    set_taken(out, stamps, conversion);
     return LAPSE_OK;
 }
 
@@ -355,12 +355,12 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
     uint32_t first_pending = count;  // out[0 .. first_pending) are final
     const bool streams = settings_.mode == Mode::stream;
     if (streams) clock_.refine();
-    const StampClock::Conversion conversion = clock_.conversion();
+    const StampClock::Conversion conversion = streams ? clock_.conversion() : StampClock::Conversion{};
     // The full path for out[i]: keeps the first error (its message goes
     // to `error`) and notes in `pending_from` the first duration still
     // pending.
     auto resolve_at = [&](uint32_t i, uint32_t& pending_from) noexcept {
-        const lapse_status s = resolve_one(tokens[i], out[i], freed, first_error == LAPSE_OK ? error : nullptr);
+        const lapse_status s = resolve_one(tokens[i], out[i], freed, conversion, first_error == LAPSE_OK ? error : nullptr);
         if (s < 0 && first_error == LAPSE_OK) first_error = s;
         if (out[i].state == LAPSE_DURATION_PENDING && pending_from == count) pending_from = i;
     };

@@ -69,7 +69,7 @@ private:
     // One token: fills `out` with a final state (or PENDING); returns the
     // error status for an invalid token, LAPSE_OK otherwise.
     lapse_status resolve_one(const lapse_token& token, lapse_duration& out, CpuWindowTable::FreeBatch& freed,
-                             lapse_error* error) noexcept;
+                             const StampClock::Conversion& conversion, lapse_error* error) noexcept;
     // The cold halves of profile_start / profile_end, out of line (and
     // reached by tail calls) so that the hot halves save no registers.
     [[gnu::noinline, gnu::cold]] lapse_status refuse_start(lapse_stream stream, lapse_token& token,

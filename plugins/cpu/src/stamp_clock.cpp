@@ -1,5 +1,6 @@
 #include "stamp_clock.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -60,44 +61,185 @@ StampClock::StampClock(Source wanted) : source_(wanted == Source::tsc && detect_
 
 StampClock::Pair StampClock::tight_pair() noexcept
 {
-    Pair best{0, 0};
-    int64_t best_gap = INT64_MAX;
+    Pair best{0, 0, INT64_MAX};
     for (int i = 0; i < 8; ++i) {
         const int64_t before = monotonic_ns();
         const int64_t ticks = StampClock::ticks();
         const int64_t after = monotonic_ns();
-        if (after - before < best_gap) {
-            best_gap = after - before;
-            best = {before + (after - before) / 2, ticks};
-        }
+        if (after - before < best.gap) best = {before + (after - before) / 2, ticks, after - before};
     }
     return best;
 }
 
-void StampClock::measure_rate(const Pair& later) noexcept
+int64_t StampClock::ordered_ticks() noexcept
 {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_lfence();
+    const int64_t t = ticks();
+    _mm_lfence();
+    return t;
+#else
+    return 0;
+#endif
+}
+
+// Why a snapshot never converts a stamp that a later segment covers.
+//
+// A segment k+1 starting at s is added in this order: announce s in
+// next_start_; read the TSC (T2); give up unless T2 <= s - lead/2; publish
+// the segment (count_); withdraw the announcement. A snapshot reads the
+// TSC (T), then next_start_, then count_, and covers [start of the newest
+// segment it saw, T + lead/2), cut at an announced start beyond it. All
+// four atomics are sequentially consistent and the TSC reads are fenced.
+//   * It saw the announcement: its range ends at s at the latest.
+//   * It saw the withdrawal: the publication came before, so it saw k+1.
+//   * It saw neither: its read of next_start_ came before the
+//     announcement, so T < T2, and T + lead/2 < T2 + lead/2 <= s.
+// And no stamp existed at or after s when k+1 was announced (T2 was below
+// s), so no conversion made before it can disagree with k+1.
+bool StampClock::add_segment() noexcept
+{
+    const uint64_t count = count_.load(std::memory_order_relaxed);  // written under refining_ only
+    Segment last;
+    if (count == 0 || !read_segment(count - 1, last)) return false;
+    const Pair now = tight_pair();
+    // A pair split by a preemption would slew the conversion toward a
+    // wrong point: wait for a tight one.
+    if (now.gap > 10'000 || now.ticks <= anchor_.ticks) return false;
+    const double rate = static_cast<double>(now.ns - anchor_.ns) / static_cast<double>(now.ticks - anchor_.ticks);
+    const int64_t lead = lead_ticks_.load(std::memory_order_relaxed);
+    const int64_t start = now.ticks + lead;
+    next_start_.store(start, std::memory_order_seq_cst);
+    if (ordered_ticks() > start - lead / 2) {  // stalled between the pair and the announcement
+        next_start_.store(INT64_MAX, std::memory_order_seq_cst);
+        return false;
+    }
+    // Where CLOCK_MONOTONIC will be at `start` (by the measured rate), and
+    // where the last segment puts it: the new one starts where the last
+    // leaves off and closes the gap by the next refinement.
+    const int64_t from_ns = convert(last, start);
+    const double monotonic_at_start = static_cast<double>(now.ns) + static_cast<double>(lead) * rate;
+    const int64_t next_interval = std::min(interval_ns_ * 2, kMaxRefineNs);
+    double slew = (monotonic_at_start - static_cast<double>(from_ns)) / static_cast<double>(next_interval);
+    slew = std::clamp(slew, -kMaxSlew, kMaxSlew);
+    publish(count, Segment{start, from_ns, rate * (1.0 + slew)});
+    next_start_.store(INT64_MAX, std::memory_order_seq_cst);
+    interval_ns_ = next_interval;
+    return true;
+}
+
+void StampClock::calibrate() noexcept
+{
+    // The first rate needs a baseline of kFirstCalibrationNs from the
+    // anchor: only a resolve within that of the clock's making waits for it
+    // (opening a device never does).
+    while (monotonic_ns() - anchor_.ns < kFirstCalibrationNs) {
+    }
+    Pair later = tight_pair();
+    for (int tries = 0; later.gap > 10'000 && tries < 100; ++tries) later = tight_pair();
     const int64_t elapsed = later.ticks - anchor_.ticks;
-    if (elapsed <= 0) return;
-    ns_per_tick_.store(static_cast<double>(later.ns - anchor_.ns) / static_cast<double>(elapsed),
-                       std::memory_order_relaxed);
-    // Release: a resolver that sees the time (acquire, in refine) sees the rate.
-    measured_at_ns_.store(later.ns, std::memory_order_release);
+    const double rate = elapsed > 0 ? static_cast<double>(later.ns - anchor_.ns) / static_cast<double>(elapsed) : 1.0;
+    lead_ticks_.store(static_cast<int64_t>(static_cast<double>(kLeadNs) / rate), std::memory_order_relaxed);
+    publish(0, Segment{anchor_.ticks, anchor_.ns, rate});
+}
+
+void StampClock::publish(uint64_t index, const Segment& s) noexcept
+{
+    Slot& slot = slots_[index % kSegments];
+    slot.seq.store(0, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    slot.ticks.store(s.ticks, std::memory_order_relaxed);
+    slot.ns.store(s.ns, std::memory_order_relaxed);
+    slot.ns_per_tick.store(s.ns_per_tick, std::memory_order_relaxed);
+    slot.seq.store(static_cast<int64_t>(index + 1), std::memory_order_release);
+    count_.store(index + 1, std::memory_order_seq_cst);
+}
+
+bool StampClock::read_segment(uint64_t index, Segment& out) const noexcept
+{
+    const Slot& slot = slots_[index % kSegments];
+    const int64_t expected = static_cast<int64_t>(index + 1);
+    if (slot.seq.load(std::memory_order_acquire) != expected) return false;
+    out = {slot.ticks.load(std::memory_order_relaxed), slot.ns.load(std::memory_order_relaxed),
+           slot.ns_per_tick.load(std::memory_order_relaxed)};
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return slot.seq.load(std::memory_order_relaxed) == expected;
 }
 
 void StampClock::refine() noexcept
 {
     if (source_ == Source::monotonic) return;
-    const int64_t last = measured_at_ns_.load(std::memory_order_acquire);
-    const int64_t now = monotonic_ns();
-    if (last != 0 && now - last < kRefineAfterNs) return;
-    // The first measurement needs a baseline of kFirstCalibrationNs from
-    // the anchor: only a resolve within that of the clock's making waits
-    // for it (opening a device never does).
-    while (monotonic_ns() - anchor_.ns < kFirstCalibrationNs) {
+    const int64_t due = due_ticks_.load(std::memory_order_acquire);
+    if (due != 0 && ticks() < due) return;
+    std::unique_lock lock(refining_, std::defer_lock);
+    if (due == 0)
+        lock.lock();  // not calibrated: every resolve waits for the first segment
+    else if (!lock.try_lock())
+        return;  // another resolve is refining: this one goes on with what exists
+    int64_t wait_ns = interval_ns_;
+    if (count_.load(std::memory_order_relaxed) == 0)
+        calibrate();
+    else if (ticks() < due_ticks_.load(std::memory_order_relaxed))
+        return;  // refined meanwhile
+    else if (!add_segment())
+        wait_ns = kRetryNs;
+    due_ticks_.store(ticks() + wait_ns * lead_ticks_.load(std::memory_order_relaxed) / kLeadNs,
+                     std::memory_order_release);
+}
+
+bool StampClock::refine_now() noexcept
+{
+    if (source_ == Source::monotonic) return false;
+    refine();  // calibrates when it has not
+    std::unique_lock lock(refining_, std::try_to_lock);
+    return lock.owns_lock() && add_segment();
+}
+
+StampClock::Conversion StampClock::conversion() noexcept
+{
+    if (source_ == Source::monotonic) return {};
+    if (count_.load(std::memory_order_acquire) == 0) refine();
+    // The order of these three reads is what the proof above needs.
+    const int64_t now = ordered_ticks();
+    const int64_t announced = next_start_.load(std::memory_order_seq_cst);
+    const uint64_t count = count_.load(std::memory_order_seq_cst);
+    Segment newest;
+    if (!read_segment(count - 1, newest)) return {0, 0, 0, 1.0, this};  // overtaken meanwhile: every stamp by to_ns
+    int64_t until = now + lead_ticks_.load(std::memory_order_relaxed) / 2;
+    if (announced > newest.ticks && announced < until) until = announced;
+    return {newest.ticks, until, newest.ns, newest.ns_per_tick, this};
+}
+
+int64_t StampClock::to_ns(int64_t raw) noexcept
+{
+    if (source_ == Source::monotonic) return raw;
+    if (count_.load(std::memory_order_acquire) == 0) refine();
+    for (;;) {
+        const int64_t announced = next_start_.load(std::memory_order_seq_cst);
+        const uint64_t count = count_.load(std::memory_order_seq_cst);
+        // The newest segment that starts at or before `raw`; past the
+        // segments kept, the oldest one still read whole.
+        Segment found{};
+        bool any = false;
+        uint64_t index = count;
+        const uint64_t oldest = count > kSegments - 1 ? count - (kSegments - 1) : 0;
+        while (index > oldest) {
+            Segment s;
+            if (!read_segment(index - 1, s)) break;
+            found = s;
+            any = true;
+            if (s.ticks <= raw) break;
+            --index;
+        }
+        if (!any) continue;  // overtaken while reading: read again
+        // `raw` lies past a segment being added (its refinement stalled):
+        // wait for that to be published or given up.
+        if (index == count && announced != INT64_MAX && raw >= announced) {
+            std::lock_guard wait(refining_);
+            continue;
+        }
+        return convert(found, raw);
     }
-    // Two resolvers may both measure: each stores a rate from the same
-    // anchor, both good.
-    measure_rate(tight_pair());
 }
 
 }  // namespace lapse::cpu

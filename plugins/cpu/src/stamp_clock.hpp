@@ -5,20 +5,31 @@
 // the raw counter (rdtsc, a few ns, no vDSO call) and resolve converts it
 // to CLOCK_MONOTONIC nanoseconds. Elsewhere (no invariant TSC, another
 // clocksource, not x86) it reads CLOCK_MONOTONIC itself. Which one is
-// decided when the clock is made (at the first device open), so a duration's domain
-// is LAPSE_CLOCK_HOST_MONOTONIC either way.
+// decided when the clock is made (at the first device open), so a
+// duration's domain is LAPSE_CLOCK_HOST_MONOTONIC either way.
 //
-// Conversion: ns = anchor_ns + (ticks - anchor_ticks) * ns_per_tick, with
-// the anchor a tight (CLOCK_MONOTONIC, TSC) pair taken at construction and
-// the rate measured from the anchor to a later tight pair, by resolve: the
-// first time at least kFirstCalibrationNs after the anchor, then again
-// whenever the last measurement is older than kRefineAfterNs. So the rate's error shrinks
-// with the clock's age, and a stamp converted near the latest pair lands
-// where CLOCK_MONOTONIC (slewed by NTP or not) was at that moment.
+// Conversion is a function of the stamp alone: a stamp converts to the
+// same nanosecond whenever it is resolved, by whichever call, so windows
+// that share a reading (or nest) keep their order however they are
+// resolved. It is piecewise linear and continuous: segment k covers the
+// ticks from its start to the next segment's start. A refinement (at most
+// every kFirstRefineNs, doubling to kMaxRefineNs) measures the rate from
+// the anchor (a tight CLOCK_MONOTONIC/TSC pair taken at construction) to
+// a tight pair now, and starts a new segment kLeadNs ahead of now, where
+// the last segment leaves off. Its rate is the measured one, slewed (by at
+// most kMaxSlew) so that the conversion meets CLOCK_MONOTONIC again by the
+// next refinement. No stamp taken yet can lie in a segment that does not
+// exist yet; Conversion snapshots are bounded so that they never convert a
+// stamp a later segment covers (the proof is in stamp_clock.cpp).
+//
+// kSegments are kept. With the schedule above that covers more than an
+// hour of stamps; a stamp older than every kept segment (a window resolved
+// over an hour after it closed) converts with the oldest one kept.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -36,10 +47,12 @@ public:
     StampClock();
     // A chosen source (tests; the TSC is only honoured where detect_tsc()).
     explicit StampClock(Source wanted);
+    StampClock(const StampClock&) = delete;
+    StampClock& operator=(const StampClock&) = delete;
 
     // [thread-safe] The process's clock, made (and calibrated) by the first
     // device that opens in stream mode: later devices open without the
-    // calibration spin, and every resolve refines the one rate.
+    // calibration spin, and every resolve refines the one conversion.
     static StampClock& shared();
 
     // Whether this machine has a TSC to stamp with: invariant (CPUID
@@ -56,37 +69,49 @@ public:
         return monotonic_ns();
     }
 
-    // How raw stamps become CLOCK_MONOTONIC ns, as of now: taken once per
-    // resolve, so converting a million stamps reads no atomic and tests
-    // no source.
+    // How raw stamps become CLOCK_MONOTONIC ns: the newest segment when it
+    // was taken, for the stamps it is sure to cover, and the clock for any
+    // other. Taken once per resolve, so converting a million stamps reads
+    // no atomic; a stamp taken after the snapshot (a resolve that waited)
+    // is converted by the clock, with the segment that covers it.
     struct Conversion {
-        int64_t anchor_ns = 0;
-        int64_t anchor_ticks = 0;
+        int64_t from_ticks = 0;   // the segment's start
+        int64_t until_ticks = 0;  // stamps below this lie in no later segment
+        int64_t from_ns = 0;
         double ns_per_tick = 1.0;
-        bool identity = true;  // CLOCK_MONOTONIC stamps
+        StampClock* clock = nullptr;  // null: CLOCK_MONOTONIC stamps
         int64_t to_ns(int64_t raw) const noexcept
         {
-            if (identity) return raw;
-            return anchor_ns + static_cast<int64_t>(static_cast<double>(raw - anchor_ticks) * ns_per_tick);
+            if (clock == nullptr) return raw;
+            if (raw >= from_ticks && raw < until_ticks) [[likely]]
+                return from_ns + static_cast<int64_t>(static_cast<double>(raw - from_ticks) * ns_per_tick);
+            return clock->to_ns(raw);
         }
     };
-    Conversion conversion() const noexcept
-    {
-        if (source_ == Source::monotonic) return {};
-        return {anchor_.ns, anchor_.ticks, ns_per_tick_.load(std::memory_order_relaxed), false};
-    }
+    // [any thread] Calibrates first when no refine() has yet.
+    Conversion conversion() noexcept;
 
-    // [any thread] A raw stamp in CLOCK_MONOTONIC ns. Call refine() once
-    // before converting (the rate is measured there).
-    int64_t to_ns(int64_t raw) const noexcept { return conversion().to_ns(raw); }
+    // [any thread] A raw stamp in CLOCK_MONOTONIC ns (calibrates first
+    // when no refine() has yet).
+    int64_t to_ns(int64_t raw) noexcept;
 
-    // [any thread] Measures the rate when it has not been measured yet or
-    // the last measurement is older than kRefineAfterNs (resolve calls it
-    // once per call: a load and a compare when it is recent).
+    // [any thread] Starts a new segment when none exists yet or the last
+    // one is due for refinement (resolve calls it once per call: a TSC read
+    // and a compare when it is not). The first one waits until the anchor
+    // is kFirstCalibrationNs old.
     void refine() noexcept;
+    // [any thread] A refinement now, whatever the schedule (tests). False
+    // when none could be made (another thread was refining, or the pair
+    // read now was not tight).
+    bool refine_now() noexcept;
 
     static constexpr int64_t kFirstCalibrationNs = 500'000;
-    static constexpr int64_t kRefineAfterNs = 10'000'000;
+    static constexpr int64_t kFirstRefineNs = 10'000'000;
+    static constexpr int64_t kMaxRefineNs = 1'000'000'000;
+    static constexpr int64_t kLeadNs = 1'000'000;
+    static constexpr int64_t kRetryNs = 1'000'000;  // after a refinement that could not be made
+    static constexpr double kMaxSlew = 500e-6;
+    static constexpr uint32_t kSegments = 4096;
 
     static int64_t monotonic_ns() noexcept;
     // The TSC (0 where there is none: never used then).
@@ -103,16 +128,51 @@ private:
     struct Pair {
         int64_t ns;
         int64_t ticks;
+        int64_t gap;  // ns between the two CLOCK_MONOTONIC reads around the TSC
+    };
+    struct Segment {
+        int64_t ticks;
+        int64_t ns;
+        double ns_per_tick;
+    };
+    // One kept segment, read without a lock: `seq` is its index + 1 once
+    // written, 0 while being written (a seqlock of one writer).
+    struct Slot {
+        std::atomic<int64_t> seq{0};
+        std::atomic<int64_t> ticks{0};
+        std::atomic<int64_t> ns{0};
+        std::atomic<double> ns_per_tick{1.0};
     };
     // (CLOCK_MONOTONIC, TSC) read closest together out of a few tries.
     static Pair tight_pair() noexcept;
     static bool look_for_tsc() noexcept;
-    void measure_rate(const Pair& later) noexcept;
+    // The TSC read after every earlier instruction has completed, and
+    // before any later one starts (the bounds' proof needs that order; a
+    // sequentially consistent store before it has drained the store buffer).
+    static int64_t ordered_ticks() noexcept;
+    // Under mutex_: the first segment, or the next one (false when the
+    // pair was not tight enough or the lead could not be kept).
+    bool add_segment() noexcept;
+    void calibrate() noexcept;
+    void publish(uint64_t index, const Segment& s) noexcept;
+    // Segment `index` if it is still kept and was read whole.
+    bool read_segment(uint64_t index, Segment& out) const noexcept;
+    static int64_t convert(const Segment& s, int64_t raw) noexcept
+    {
+        return s.ns + static_cast<int64_t>(static_cast<double>(raw - s.ticks) * s.ns_per_tick);
+    }
 
     Source source_;
     Pair anchor_{};  // written by the constructor only
-    std::atomic<double> ns_per_tick_{1.0};
-    std::atomic<int64_t> measured_at_ns_{0};
+    std::mutex refining_;
+    int64_t interval_ns_ = kFirstRefineNs;  // under refining_
+    std::atomic<int64_t> due_ticks_{0};     // the next refinement's TSC; 0: not calibrated
+    // The start of a segment being added (announced before its bounds are
+    // checked): a snapshot stops short of it.
+    std::atomic<int64_t> next_start_{INT64_MAX};
+    std::atomic<uint64_t> count_{0};  // segments published
+    std::atomic<int64_t> lead_ticks_{0};  // kLeadNs in ticks, set with the first segment
+    Slot slots_[kSegments];
 };
 
 }  // namespace lapse::cpu
