@@ -230,3 +230,59 @@ TEST_CASE("work that throws on the worker poisons the windows around it, and the
     CHECK(d.end_ns - d.start_ns >= 1'000'000);
     CHECK(dev.host().logged(LAPSE_LOG_ERROR, "boom"));
 }
+
+TEST_CASE("markers the worker finds queued back to back read as one moment; a window around work behind them still reads the work",
+          "[stream][backlog]")
+{
+    CpuDevice dev;
+    Gate gate;
+    dev.submit(0, &gate);  // the worker waits here: what follows queues up behind it
+    lapse_token a = dev.start(0);
+    lapse_token b = dev.start(0);
+    dev.end_ok(a);
+    dev.end_ok(b);
+    StampJob before;
+    BusyJob busy{2'000'000};
+    StampJob after;
+    dev.submit(0, &before);
+    lapse_token c = dev.start(0);
+    dev.submit(0, &busy);
+    dev.end_ok(c);
+    dev.submit(0, &after);
+    gate.open.store(true);
+    dev.sync(0);
+    const lapse_duration da = dev.ready(a);
+    const lapse_duration db = dev.ready(b);
+    // Four markers, no work between them, all queued when the worker got
+    // there: reached at the same moment, so one reading.
+    CHECK(da.start_ns == db.start_ns);
+    CHECK(da.end_ns == da.start_ns);
+    CHECK(db.end_ns == db.start_ns);
+    const lapse_duration dc = dev.ready(c);
+    CHECK(before.at <= dc.start_ns);
+    CHECK(dc.start_ns <= busy.began);
+    CHECK(busy.ended <= dc.end_ns);
+    CHECK(dc.end_ns <= after.at);
+    CHECK(da.end_ns <= dc.start_ns);
+}
+
+TEST_CASE("a window abandoned while its start and end wait back to back in the queue is freed when the worker reaches them",
+          "[stream][backlog]")
+{
+    CpuDevice dev;
+    Gate gate;
+    dev.submit(0, &gate);  // the worker waits here: both markers queue up behind it
+    const lapse_token a = dev.start(0);
+    dev.end_ok(a);
+    dev.abandon(a);
+    gate.open.store(true);
+    dev.sync(0);
+    // The worker dropped the window's last holds, so its record went back
+    // to the stream's free list and the next window takes it again, one
+    // generation on.
+    const lapse_token b = dev.start(0);
+    dev.end_ok(b);
+    CHECK(static_cast<uint32_t>(b.id) == static_cast<uint32_t>(a.id));
+    CHECK(b.id != a.id);
+    dev.ready(b);
+}
