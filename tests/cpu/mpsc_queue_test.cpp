@@ -91,65 +91,6 @@ TEST_CASE("a full ring grows by linking a larger one, and the order holds across
     check_expected(got, 0);
 }
 
-// Takes everything ready the way the worker does: runs of markers with
-// pop_markers(), the rest (wide entries, a segment's first entry) with pop().
-uint64_t take_like_the_worker(MpscQueue& q, uint64_t from, uint32_t most)
-{
-    std::vector<uint32_t> run(most);
-    QueueEntry got{};
-    for (;;) {
-        const uint32_t n = q.pop_markers(run.data(), most);
-        REQUIRE(n <= most);
-        for (uint32_t i = 0; i < n; ++i) {
-            check_expected(QueueEntry{MpscQueue::marker_kind(run[i]), MpscQueue::marker_key(run[i]), 0}, from);
-            ++from;
-        }
-        if (n != 0) continue;
-        if (!q.pop(got)) return from;
-        check_expected(got, from++);
-    }
-}
-
-TEST_CASE("pop_markers takes runs of markers up to the next wide entry, and pop goes on from there, across wrap and growth",
-          "[queue]")
-{
-    MpscQueue q(16);
-    std::vector<uint32_t> run(8);
-    CHECK(q.pop_markers(run.data(), 8) == 0);
-    // Markers only, more than one call's worth: at most `most` a call.
-    for (uint32_t k = 1; k <= 12; ++k) REQUIRE(q.push_marker(MpscQueue::kStart, k));
-    CHECK(q.pop_markers(run.data(), 8) == 8);
-    for (uint32_t i = 0; i < 8; ++i) CHECK(MpscQueue::marker_key(run[i]) == i + 1);
-    CHECK(q.pop_markers(run.data(), 8) == 4);
-    CHECK(MpscQueue::marker_key(run[3]) == 12);
-    CHECK(MpscQueue::marker_kind(run[3]) == MpscQueue::kStart);
-    CHECK_FALSE(q.has_claims());
-    // A wide entry stops a run.
-    REQUIRE(q.push_marker(MpscQueue::kEnd, 7));
-    REQUIRE(q.push_wide(MpscQueue::kWork, 1, 2));
-    REQUIRE(q.push_marker(MpscQueue::kEnd, 8));
-    CHECK(q.pop_markers(run.data(), 8) == 1);
-    CHECK(MpscQueue::marker_kind(run[0]) == MpscQueue::kEnd);
-    CHECK(q.pop_markers(run.data(), 8) == 0);
-    QueueEntry got{};
-    REQUIRE(q.pop(got));
-    CHECK(got.kind == MpscQueue::kWork);
-    CHECK(q.pop_markers(run.data(), 8) == 1);
-    CHECK(MpscQueue::marker_key(run[0]) == 8);
-    // The mixed sequence, as the ring wraps and as it grows.
-    uint64_t pushed = 0, taken = 0;
-    for (int round = 0; round < 500; ++round) {
-        for (int k = 0; k < 3; ++k) REQUIRE(push_expected(q, pushed++));
-        taken = take_like_the_worker(q, taken, 3);
-        REQUIRE(taken == pushed);
-    }
-    for (int k = 0; k < 5000; ++k) REQUIRE(push_expected(q, pushed++));
-    CHECK(q.cells_allocated() > 16);
-    taken = take_like_the_worker(q, taken, 64);
-    CHECK(taken == pushed);
-    CHECK_FALSE(q.has_claims());
-}
-
 TEST_CASE("a queued window marker costs one 4-byte cell: a million left queued hold about 4 MB", "[queue][memory]")
 {
     MpscQueue q(4096);
@@ -193,33 +134,26 @@ TEST_CASE("four producers and one consumer: every entry arrives once, each produ
     bool in_order = true;
     go.store(true, std::memory_order_release);
     QueueEntry got{};
-    auto accept = [&](const QueueEntry& e) {
-        uint64_t p = 0, seq = 0;
-        if (e.kind == MpscQueue::kWork) {
-            p = e.a >> 32;
-            seq = e.a & 0xFFFFFFFF;
-            if (e.b != ~seq) in_order = false;
-        } else {
-            p = e.a >> 24;
-            seq = e.a & 0xFFFFFF;
-        }
-        if (p >= producers || seq != next[p]) return in_order = false;
-        ++next[p];
-        ++received;
-        return true;
-    };
-    // As the worker takes them: runs of markers, then one entry at a time.
-    uint32_t run[16];
-    while (in_order && received < producers * per_producer) {
-        const uint32_t n = q.pop_markers(run, 16);
-        for (uint32_t i = 0; i < n && in_order; ++i)
-            accept(QueueEntry{MpscQueue::marker_kind(run[i]), MpscQueue::marker_key(run[i]), 0});
-        if (n != 0) continue;
+    while (received < producers * per_producer) {
         if (!q.pop(got)) {
             std::this_thread::yield();
             continue;
         }
-        accept(got);
+        uint64_t p = 0, seq = 0;
+        if (got.kind == MpscQueue::kWork) {
+            p = got.a >> 32;
+            seq = got.a & 0xFFFFFFFF;
+            if (got.b != ~seq) in_order = false;
+        } else {
+            p = got.a >> 24;
+            seq = got.a & 0xFFFFFF;
+        }
+        if (p >= producers || seq != next[p]) {
+            in_order = false;
+            break;
+        }
+        ++next[p];
+        ++received;
     }
     for (auto& t : threads) t.join();
     CHECK(in_order);

@@ -161,23 +161,6 @@ bool MpscQueue::pop(QueueEntry& out) noexcept
     }
 }
 
-uint32_t MpscQueue::pop_markers(uint32_t* out, uint32_t most) noexcept
-{
-    Segment& s = *head_;
-    uint32_t n = 0;
-    while (n < most) {
-        std::atomic<uint32_t>& cell = s.cells[head_pos_ & s.mask];
-        const uint32_t v = cell.load(std::memory_order_acquire);
-        // A cell of a closed segment past its last claim stays 0.
-        if (v == 0 || (v & kWideTag) == kWideTag) break;
-        cell.store(0, std::memory_order_relaxed);
-        out[n++] = v;
-        ++head_pos_;
-    }
-    if (head_pos_ - published_ >= publish_every_) publish();
-    return n;
-}
-
 bool MpscQueue::has_claims() const noexcept
 {
     const uint64_t tail = head_->tail.load(std::memory_order_seq_cst);

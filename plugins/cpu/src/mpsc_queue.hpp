@@ -94,14 +94,6 @@ public:
     // [consumer] Takes the oldest entry, or returns false when none is ready.
     bool pop(QueueEntry& out) noexcept;
 
-    // [consumer] Takes the window markers queued back to back at the head,
-    // at most `most` of them, into `out` as their cells read (key << 2 |
-    // kind); stops before a wide entry, a cell not written yet and the end
-    // of a segment (pop() goes on from there). Returns how many it took.
-    uint32_t pop_markers(uint32_t* out, uint32_t most) noexcept;
-    static uint32_t marker_kind(uint32_t cell) noexcept { return cell & kWideTag; }
-    static uint32_t marker_key(uint32_t cell) noexcept { return cell >> 2; }
-
     // [consumer] Whether some producer has claimed a position the consumer
     // has not taken yet (it may still be writing it). Sequentially
     // consistent with the producers' claim, so a consumer that announces it

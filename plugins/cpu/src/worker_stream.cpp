@@ -26,12 +26,10 @@ inline void cpu_relax() noexcept
 #endif
 }
 
-// Polling after the queue ran dry: intervals doubling up to kMaxPace
-// pauses, about 512 pauses (10-40 µs) in all, then a few yields: long
-// enough to bridge the gaps of a hot loop of windows, short enough not to
-// eat a core that another process (or the producer itself) needs.
-constexpr uint32_t kMaxPace = 64;
-constexpr uint32_t kSpinPauses = 512;
+// About 10-40 µs of pause instructions, then a few yields: long enough to
+// bridge the gaps of a hot loop of windows, short enough not to eat a core
+// that another engineer's process (or the producer itself) needs.
+constexpr uint32_t kSpinRounds = 512;
 constexpr uint32_t kYieldRounds = 16;
 
 // The stream whose worker runs on this thread, if any.
@@ -67,100 +65,38 @@ void WorkerStream::wake() noexcept
 void WorkerStream::run() noexcept
 {
     t_current_stream = this;
-    do drain();
-    while (idle());
-}
-
-void WorkerStream::drain() noexcept
-{
+    uint32_t idle = 0;
     QueueEntry entry;
     for (;;) {
-        uint32_t n = queue_.pop_markers(batch_, kBatch);
-        if (n == 0) {
-            if (!queue_.pop(entry)) return;
-            if (entry.kind != MpscQueue::kStart && entry.kind != MpscQueue::kEnd) {
-                // The markers before it were stamped: pop_markers() stops
-                // at a wide entry.
-                execute_wide(entry);
-                continue;
-            }
-            // A marker pop() found: the first of a new segment, or one
-            // written since pop_markers() looked.
-            batch_[0] = static_cast<uint32_t>(entry.a << 2 | entry.kind);
-            n = 1;
+        if (queue_.pop(entry)) {
+            execute(entry);
+            idle = 0;
+            continue;
         }
-        stamp(n);
-    }
-}
-
-bool WorkerStream::idle() noexcept
-{
-    uint32_t pace = 1;
-    uint32_t paused = 0;
-    uint32_t yields = 0;
-    for (;;) {
-        // Pause first: a claim whose cell is still being written sends the
-        // worker back here at once, and its producer may be preempted.
-        if (paused < kSpinPauses) {
-            for (uint32_t i = 0; i < pace; ++i) cpu_relax();
-            paused += pace;
-            if (pace < kMaxPace) pace *= 2;
-        } else if (yields < kYieldRounds) {
-            std::this_thread::yield();
-            ++yields;
-        } else {
-            sleeping_.store(1, std::memory_order_seq_cst);
-            // A claim (a producer still writing its entry) or close():
-            // stay awake. Otherwise a producer that claims after this
-            // check sees the announcement and wakes us.
-            if (!queue_.has_claims() && !stopping_.load(std::memory_order_seq_cst)) futex_wait(sleeping_, 1);
-            sleeping_.store(0, std::memory_order_relaxed);
-            pace = 1;
-            paused = 0;
-            yields = 0;
-        }
-        // The tail, not the next cell: the producers write that cell's
-        // cache line, and every read of it would take the line from them.
-        if (queue_.has_claims()) return true;
         // close() stops a device only after every other call returned, so
         // an empty queue with stopping set stays empty.
-        if (stopping_.load(std::memory_order_acquire)) return false;
-    }
-}
-
-void WorkerStream::stamp(uint32_t n) noexcept
-{
-    // After the markers were popped: each was queued before this reading.
-    const int64_t now = clock_.now();
-    for (uint32_t i = 0; i < n; ++i) {
-        const uint64_t key = MpscQueue::marker_key(batch_[i]);
-        CpuWindow& w = windows_.payload(key);
-        if (MpscQueue::marker_kind(batch_[i]) == MpscQueue::kStart) {
-            w.failures.store(failures_ & kFailureCount, std::memory_order_relaxed);
-            w.start_ns.store(now, std::memory_order_relaxed);
-            if (i + 1 < n && batch_[i + 1] == (batch_[i] ^ MpscQueue::kStart ^ MpscQueue::kEnd)) {
-                // Its end marker right behind it: no work between them, the
-                // same reading, and one locked release for both holds.
-                w.end_ns.store(now, std::memory_order_relaxed);
-                windows_.release(key, 2);
-                completions_.notify(key);
-                ++i;
-                continue;
-            }
-            w.end_ns.store(0, std::memory_order_relaxed);  // "not stamped", until the end marker is
-            windows_.release(key);
-        } else {
-            w.end_ns.store(now, std::memory_order_relaxed);
-            const uint32_t at_start = w.failures.load(std::memory_order_relaxed);
-            if (at_start != (failures_ & kFailureCount))
-                w.failures.store(at_start | kWorkFailed, std::memory_order_relaxed);
-            windows_.release(key);
-            completions_.notify(key);
+        if (stopping_.load(std::memory_order_acquire) && !queue_.has_claims()) return;
+        ++idle;
+        if (idle < kSpinRounds) {
+            cpu_relax();
+            continue;
         }
+        if (idle < kSpinRounds + kYieldRounds) {
+            std::this_thread::yield();
+            continue;
+        }
+        sleeping_.store(1, std::memory_order_seq_cst);
+        if (queue_.has_claims() || stopping_.load(std::memory_order_seq_cst)) {
+            sleeping_.store(0, std::memory_order_relaxed);
+            continue;  // a producer is writing its entry: keep spinning
+        }
+        futex_wait(sleeping_, 1);
+        sleeping_.store(0, std::memory_order_relaxed);
+        idle = 0;
     }
 }
 
-void WorkerStream::execute_wide(const QueueEntry& entry) noexcept
+void WorkerStream::execute(const QueueEntry& entry) noexcept
 {
     switch (entry.kind) {
     case MpscQueue::kWork: {
@@ -179,6 +115,24 @@ void WorkerStream::execute_wide(const QueueEntry& entry) noexcept
                         ": submitted work threw a non-standard exception; the windows open around it will "
                         "resolve as failed");
         }
+        break;
+    }
+    case MpscQueue::kStart: {
+        CpuWindow& w = windows_.payload(entry.a);
+        w.failures.store(failures_ & kFailureCount, std::memory_order_relaxed);
+        w.end_ns.store(0, std::memory_order_relaxed);  // "not stamped", until the end marker is
+        w.start_ns.store(clock_.now(), std::memory_order_relaxed);
+        windows_.release(entry.a);
+        break;
+    }
+    case MpscQueue::kEnd: {
+        const int64_t now = clock_.now();
+        CpuWindow& w = windows_.payload(entry.a);
+        w.end_ns.store(now, std::memory_order_relaxed);
+        const uint32_t at_start = w.failures.load(std::memory_order_relaxed);
+        if (at_start != (failures_ & kFailureCount)) w.failures.store(at_start | kWorkFailed, std::memory_order_relaxed);
+        windows_.release(entry.a);
+        completions_.notify(entry.a);
         break;
     }
     case MpscQueue::kFence:

@@ -5,17 +5,10 @@
 // CLOCK_MONOTONIC) when it reaches it (so the caller of profile_start / profile_end never
 // waits and never reads a clock), and signals fences.
 //
-// Markers the worker finds queued back to back (no work between them) were
-// all reached at the same moment, so they share one clock reading, taken
-// after the worker saw them all: a backlog of windows costs a reading per
-// batch, not two per window.
-//
-// Idle policy: after the queue runs dry the worker polls it at growing
-// intervals (pause instructions, reading only the queue's tail, so a
-// producer keeps its next cell's cache line), yields a little, then
-// announces it sleeps and sleeps on a futex. A producer pays a wake-up
-// syscall only when it finds that announcement, never while the worker is
-// awake.
+// Idle policy: after the queue runs dry the worker spins a little (a burst
+// of windows usually continues), yields a little, then announces it sleeps
+// and sleeps on a futex. A producer pays a wake-up syscall only when it
+// finds that announcement, never while the worker is awake.
 #pragma once
 
 #include "completion_signal.hpp"
@@ -92,19 +85,8 @@ private:
         if (needs_wake()) wake();
         return true;
     }
-    // Up to this many markers popped back to back share one clock reading.
-    static constexpr uint32_t kBatch = 64;
-
     void run() noexcept;
-    // Takes entries until none is ready.
-    void drain() noexcept;
-    // Stamps and releases the markers in batch_[0, n) with one reading, and
-    // wakes a resolver waiting for one of their windows.
-    void stamp(uint32_t n) noexcept;
-    void execute_wide(const QueueEntry& entry) noexcept;
-    // Polls the queue at growing intervals, then yields, then sleeps: true
-    // once something is queued, false when stopping with nothing left.
-    bool idle() noexcept;
+    void execute(const QueueEntry& entry) noexcept;
 
     const uint32_t index_;
     const StampClock& clock_;
@@ -115,8 +97,7 @@ private:
     alignas(64) std::atomic<uint32_t> sleeping_{0};  // 1: the worker sleeps or is about to
     std::atomic<bool> stopping_{false};
     uint32_t failures_ = 0;  // worker only: work items that threw so far
-    uint32_t batch_[kBatch];  // worker only: the marker cells popped since the last reading
-    std::thread thread_;      // last: starts once everything above exists
+    std::thread thread_;     // last: starts once everything above exists
 };
 
 }  // namespace lapse::cpu

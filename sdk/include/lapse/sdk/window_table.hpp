@@ -204,17 +204,14 @@ public:
                                                std::memory_order_acq_rel, std::memory_order_acquire);
     }
 
-    // Drops `count` device references: a marker was stamped or an event
-    // completed (one), or a worker stamped a window's start and end markers
-    // together (two, in one locked operation). Frees the record when it was
-    // abandoned and these were the last ones. Only for a caller that holds
-    // `count` holds: it cannot fail.
-    void release(Id id, uint32_t count = 1) noexcept
+    // Drops one device reference (a marker was stamped, an event completed).
+    // Frees the record when it was abandoned and this was the last one.
+    // Only for a caller that holds a hold: it cannot fail.
+    void release(Id id) noexcept
     {
         Record* r = pool_.record(index_of(id));
-        const uint64_t dropped = uint64_t{count} << 8;
-        uint64_t old = r->word.fetch_sub(dropped, std::memory_order_seq_cst);
-        if (holds_of(old) == count && state_of(old) == kAbandoned) free_record(*r, index_of(id), old - dropped, kFateForgotten);
+        uint64_t old = r->word.fetch_sub(uint64_t{1} << 8, std::memory_order_seq_cst);
+        if (holds_of(old) == 1 && state_of(old) == kAbandoned) free_record(*r, index_of(id), old - (uint64_t{1} << 8), kFateForgotten);
     }
 
     // Forgets a window, open or closed and not yet taken. `ok` when it did;
