@@ -26,7 +26,7 @@ using Conversion = StampClock::Conversion;
 // nothing and writes nothing.
 [[gnu::always_inline]] inline bool take_measured(CpuWindowTable& windows, CpuWindowTable::Record* record,
                                                  const lapse_token& token, lapse_stamp_pair& pair, uint8_t& state,
-                                                 Conversion conversion, CpuWindowTable::FreeBatch& freed) noexcept
+                                                 const Conversion& conversion, CpuWindowTable::FreeBatch& freed) noexcept
 {
     int64_t start = 0;
     int64_t end = 0;
@@ -49,7 +49,7 @@ using Conversion = StampClock::Conversion;
 // live window), which it leaves untouched. Returns the state written. Its
 // own batch: a rare path, and the walk's batch stays unaliased.
 [[gnu::noinline]] uint8_t answer(CpuWindowTable& windows, const lapse_token& token, lapse_stamp_pair& pair,
-                                 uint8_t& state, Conversion conversion) noexcept
+                                 uint8_t& state, const Conversion& conversion) noexcept
 {
     CpuWindowTable::FreeBatch freed;
     const bool taken = take_measured(windows, windows.locate(token.id), token, pair, state, conversion, freed);

@@ -203,11 +203,24 @@ StampClock::Conversion StampClock::conversion() noexcept
     const int64_t now = ordered_ticks();
     const int64_t announced = next_start_.load(std::memory_order_seq_cst);
     const uint64_t count = count_.load(std::memory_order_seq_cst);
+    Conversion c;
+    c.clock = this;
     Segment newest;
-    if (!read_segment(count - 1, newest)) return {0, 0, 0, 1.0, this};  // overtaken meanwhile: every stamp by to_ns
-    int64_t until = now + lead_ticks_.load(std::memory_order_relaxed) / 2;
-    if (announced > newest.ticks && announced < until) until = announced;
-    return {newest.ticks, until, newest.ns, newest.ns_per_tick, this};
+    if (!read_segment(count - 1, newest)) return c;  // overtaken meanwhile: every stamp by to_ns
+    c.from_ticks = newest.ticks;
+    c.from_ns = newest.ns;
+    c.ns_per_tick = newest.ns_per_tick;
+    c.until_ticks = now + lead_ticks_.load(std::memory_order_relaxed) / 2;
+    if (announced > newest.ticks && announced < c.until_ticks) c.until_ticks = announced;
+    Segment before;
+    if (count >= 2 && read_segment(count - 2, before)) {
+        c.before_ticks = before.ticks;
+        c.before_ns = before.ns;
+        c.before_ns_per_tick = before.ns_per_tick;
+    } else {
+        c.before_ticks = c.from_ticks;  // an empty range
+    }
+    return c;
 }
 
 int64_t StampClock::to_ns(int64_t raw) noexcept

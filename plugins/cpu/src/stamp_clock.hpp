@@ -74,17 +74,24 @@ public:
     // other. Taken once per resolve, so converting a million stamps reads
     // no atomic; a stamp taken after the snapshot (a resolve that waited)
     // is converted by the clock, with the segment that covers it.
+    // The segment before the newest is kept too: a batch of windows
+    // resolved across a refinement converts without the clock.
     struct Conversion {
-        int64_t from_ticks = 0;   // the segment's start
+        int64_t from_ticks = 0;   // the newest segment's start
         int64_t until_ticks = 0;  // stamps below this lie in no later segment
         int64_t from_ns = 0;
         double ns_per_tick = 1.0;
+        int64_t before_ticks = 0;  // the segment before it: [before_ticks, from_ticks)
+        int64_t before_ns = 0;
+        double before_ns_per_tick = 1.0;
         StampClock* clock = nullptr;  // null: CLOCK_MONOTONIC stamps
         int64_t to_ns(int64_t raw) const noexcept
         {
             if (clock == nullptr) return raw;
             if (raw >= from_ticks && raw < until_ticks) [[likely]]
                 return from_ns + static_cast<int64_t>(static_cast<double>(raw - from_ticks) * ns_per_tick);
+            if (raw >= before_ticks && raw < from_ticks)
+                return before_ns + static_cast<int64_t>(static_cast<double>(raw - before_ticks) * before_ns_per_tick);
             return clock->to_ns(raw);
         }
     };
