@@ -287,11 +287,11 @@ void CaptureCore::refresh_channels() noexcept
     }
 }
 
-bool CaptureCore::pull() noexcept
+std::size_t CaptureCore::pull() noexcept
 {
     round_ns_ = monotonic_now_ns();
     refresh_channels();
-    bool any = false;
+    std::size_t pulled = 0;
     try {
         for (const auto& ch : active_) {
             while (WindowNote* n = ch->notes.pop()) {
@@ -304,12 +304,12 @@ bool CaptureCore::pull() noexcept
                         n->device->give_up_note(n, "the capture ran out of memory");
                     encode(n);
                 }
-                any = true;
+                ++pulled;
             }
         }
     } catch (...) {
     }
-    return any;
+    return pulled;
 }
 
 void CaptureCore::encode(WindowNote* note) noexcept
@@ -533,8 +533,8 @@ void CaptureCore::run() noexcept
         // caller just closed is most often not stamped yet, and trying it
         // now would cost a resolve that only answers PENDING.
         const std::size_t aged = pending_.size();
-        bool worked = pull();
-        worked = process(std::chrono::nanoseconds(0), nullptr, aged) || worked;
+        const std::size_t pulled = pull();
+        const bool worked = process(std::chrono::nanoseconds(0), nullptr, aged) || pulled > 0;
         release_held();
         write_chunks(false);
         for (Request* r : requests) {
@@ -544,10 +544,15 @@ void CaptureCore::run() noexcept
             r->done = true;
             done_.notify_all();
         }
-        if (stop || worked) continue;
-        // Idle: sleep briefly, shorter while windows wait on the device.
+        if (stop || pulled >= kBusyRound) continue;
+        // A round with little to do naps, so that windows gather into the
+        // next one (a collector that takes each note as it arrives costs the
+        // callers' cores more than its work: the rings' cache lines move
+        // per note). Idle: sleep longer, shorter while windows wait on the
+        // device. A request (drain, close) wakes it at once.
         std::unique_lock lock(mutex_);
-        const auto nap = pending_.empty() ? std::chrono::microseconds(2000) : std::chrono::microseconds(250);
+        const auto nap = worked ? kGatherNap : pending_.empty() ? std::chrono::microseconds(2000)
+                                                                : std::chrono::microseconds(250);
         wake_.wait_for(lock, nap, [&] { return has_requests_.load(std::memory_order_relaxed); });
     }
     // Anything still asked of a stopped collector is answered.

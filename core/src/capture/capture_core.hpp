@@ -55,6 +55,11 @@ public:
     uint16_t metrics_port() const noexcept { return metrics_port_; }
 
 private:
+    // A round that pulled fewer notes than kBusyRound naps kGatherNap (or
+    // until a request) before the next one: run().
+    static constexpr std::size_t kBusyRound = 1024;
+    static constexpr std::chrono::microseconds kGatherNap{200};
+
     struct Request {
         enum Kind { drain_device, drain_all, close } kind;
         DeviceCore* device = nullptr;
@@ -95,7 +100,8 @@ private:
     void retire_channels() noexcept;
     void run() noexcept;
     void submit(Request& request) noexcept;
-    bool pull() noexcept;
+    // Collector: takes every note the producers queued; returns how many.
+    std::size_t pull() noexcept;
     // Encodes the final notes among the first `count` pending ones and
     // resolves the rest of those (of `only`, or all) once; the notes after
     // them keep their place.
