@@ -100,7 +100,8 @@ void work_failed(DeviceCore* device, std::exception_ptr error) noexcept
 
 DeviceCore::DeviceCore(OpenedBackend opened, DeviceInfo info_, std::shared_ptr<RuntimeState> runtime_) noexcept
     : backend(std::move(opened)), plugin(backend.plugin), device(backend.device),
-      windows(guarded_window_dispatch_target(plugin, device)), info(std::move(info_)), runtime(std::move(runtime_))
+      windows(guarded_window_dispatch_target(plugin, device)), compact(guarded_resolve_compact(plugin, device)),
+      info(std::move(info_)), runtime(std::move(runtime_))
 {
     try {
         info_answers_.push_back(std::make_unique<const DeviceInfo>(info));

@@ -17,6 +17,7 @@
 #include <lapse/core/device.hpp>
 #include <lapse/core/duration.hpp>
 #include <lapse/dispatch.h>
+#include <lapse/resolve_compact.h>
 
 #include <atomic>
 #include <exception>
@@ -149,6 +150,9 @@ public:
     // (lapse/dispatch.h). Everything else goes to plugin/device, which
     // take the same tokens.
     lapse_window_dispatch windows;
+    // The device's lapse.resolve_compact/1, or null: Device::resolve over
+    // a span asks it first and resolves in full only what it leaves.
+    const lapse_resolve_compact* compact;
     // What describe answered at open (never written after, so read without
     // a lock); current_info() is the device as it is now.
     DeviceInfo info;
@@ -198,6 +202,12 @@ private:
     bool settle(Duration* const* where, const lapse_duration* out, std::size_t count, const BatchStatus& batch);
     // A sound READY answer, into the Duration's words.
     static void set_answer(Duration& d, const lapse_duration& r) noexcept;
+    // resolve_span's chunk through the compact resolve: each READY pair
+    // straight into its Duration, what it leaves (RESOLVE_FULL, a refused
+    // or failed call) through call_resolve and settle. True when some
+    // window is still pending.
+    bool resolve_chunk_compact(const lapse_token* tokens, Duration* const* where, std::size_t count,
+                               std::chrono::nanoseconds timeout);
     // An answer other than a sound READY one; false when it is PENDING.
     bool settle_other(Duration& d, const lapse_duration& r, const BatchStatus& batch);
 
@@ -218,6 +228,8 @@ private:
 // sdk::window_dispatch_target, with the plugin's get_extension behind a
 // catch (the SDK's version is noexcept). plugin_calls.cpp.
 lapse_window_dispatch guarded_window_dispatch_target(const lapse_plugin* plugin, lapse_device* device) noexcept;
+// sdk::resolve_compact_of, likewise guarded. plugin_calls.cpp.
+const lapse_resolve_compact* guarded_resolve_compact(const lapse_plugin* plugin, lapse_device* device) noexcept;
 
 int64_t monotonic_now_ns() noexcept;
 uint64_t current_thread_id() noexcept;

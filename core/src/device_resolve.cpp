@@ -4,7 +4,10 @@
 //
 // Device::resolve over a span of this device's windows takes the direct
 // route (resolve_span), chunk by chunk: one pass gathers the tokens, one
-// plugin call, one pass writes each answer into its Duration's words.
+// plugin call, one pass writes each answer into its Duration's words. On
+// a device that offers lapse.resolve_compact/1 the call is the compact one
+// (a 16-byte pair per measured window instead of a 40-byte answer), and
+// the full resolve answers only what it leaves.
 // What that pass cannot take as it goes (a window of another device, one
 // shared with a capture, a closed device) sends the rest of the span, from
 // the chunk that holds it and with nothing there changed yet, the general
@@ -14,6 +17,7 @@
 #include "plugin_text.hpp"
 
 #include <lapse/sdk/duration.hpp>
+#include <lapse/sdk/resolve_compact.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -291,6 +295,74 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
     settle(items, out, count, batch);
 }
 
+bool DeviceCore::resolve_chunk_compact(const lapse_token* tokens, Duration* const* where, std::size_t count,
+                                       std::chrono::nanoseconds timeout)
+{
+    lapse_stamp_pair pairs[span_chunk];
+    uint8_t states[span_chunk];
+    CallError error;
+    lapse_status status;
+    try {
+        status = compact->resolve_compact(device, tokens, pairs, states, static_cast<uint32_t>(count),
+                                          to_timeout_ns(timeout), &error.e);
+    } catch (...) {
+        status = plugin_threw(plugin, "resolve_compact", error.e);
+    }
+    // Refused (or thrown): what it answered cannot be trusted, and what it
+    // took answers "resolved already" to the full resolve, never a number.
+    const bool answered = status == LAPSE_OK || status == LAPSE_NOT_READY;
+    if (!answered) std::fill(states, states + count, uint8_t{LAPSE_COMPACT_RESOLVE_FULL});
+    // What the compact answer leaves goes through the full resolve, in
+    // place: tokens and Durations packed to the front of these.
+    lapse_token full_tokens[span_chunk];
+    Duration* full_where[span_chunk];
+    std::size_t full = 0;
+    bool pending = false;
+    // Every READY pair has the extension's method and clock: their tags
+    // are packed once. On the host clock a pair is sound when it starts at
+    // or after the clock's origin and ends at or after its start (its span
+    // then fits); any other clock takes impossible_pair whole.
+    const uint64_t ready_tags =
+        pack_duration_tags(0, DurationState::ready, static_cast<TimingMethod>(compact->method),
+                           static_cast<ClockDomain>(compact->clock_domain));
+    const bool host_clock = compact->clock_domain == LAPSE_CLOCK_HOST_MONOTONIC;
+    for (std::size_t i = 0; i < count; ++i) {
+        Duration& d = *where[i];
+        const lapse_stamp_pair& pair = pairs[i];
+        const uint8_t state = states[i];
+        if (state == LAPSE_COMPACT_READY) [[likely]] {
+            d.device_ = nullptr;  // the plugin released the window
+            const bool sound = host_clock ? pair.start_ns >= 0 && pair.end_ns >= pair.start_ns
+                                          : sdk::impossible_pair(*compact, pair) == nullptr;
+            if (sound) [[likely]]
+                d.set_ready_packed(ready_tags, pair.start_ns, pair.end_ns);
+            else
+                fail(d, LAPSE_ERROR_INTERNAL,
+                     "resolve: plugin '" + std::string(plugin->name) + "' returned an impossible stamp pair, " +
+                         sdk::impossible_pair(*compact, pair) + " (start " + std::to_string(pair.start_ns) + ", end " +
+                         std::to_string(pair.end_ns) + ")");
+        } else if (state == LAPSE_COMPACT_PENDING) {
+            pending = true;
+        } else {
+            // RESOLVE_FULL, or a state the extension does not define: the
+            // window is untouched, and resolve answers it in full.
+            full_tokens[full] = tokens[i];
+            full_where[full] = &d;
+            ++full;
+            continue;
+        }
+        if (d.note_ != nullptr) [[unlikely]]
+            finish_resolved(d);
+    }
+    if (full == 0) return pending;
+    lapse_duration out[span_chunk];
+    for (std::size_t i = 0; i < full; ++i) blank_out(out[i]);
+    // Final windows (or bad tokens) answer at once; after a refused call,
+    // every window is asked again in full, with the time it had.
+    const BatchStatus batch = call_resolve(full_tokens, out, full, answered ? std::chrono::nanoseconds(0) : timeout);
+    return settle(full_where, out, full, batch) || pending;
+}
+
 DeviceCore::SpanResolve DeviceCore::resolve_span(std::span<Duration> durations, std::chrono::nanoseconds timeout)
 {
     SpanResolve result;
@@ -305,10 +377,9 @@ DeviceCore::SpanResolve DeviceCore::resolve_span(std::span<Duration> durations, 
     Duration* const end = next + durations.size();
     while (next != end) {
         // One pass over the chunk: each window of this device gives its
-        // token and an out slot; a final one is left as it is.
+        // token; a final one is left as it is.
         Duration* const chunk = next;
         lapse_token* token = tokens;
-        lapse_duration* slot = out;
         Duration** at = where;
         for (; next != end && at != where + span_chunk; ++next) {
             Duration& d = *next;
@@ -324,11 +395,15 @@ DeviceCore::SpanResolve DeviceCore::resolve_span(std::span<Duration> durations, 
                 return result;
             }
             *token++ = d.token_words();
-            *slot++ = blank_answer;
             *at++ = &d;
         }
         const std::size_t count = static_cast<std::size_t>(at - where);
         if (count == 0) break;
+        if (compact != nullptr) {
+            result.some_pending |= resolve_chunk_compact(tokens, where, count, deadline.left());
+            continue;
+        }
+        std::fill(out, out + count, blank_answer);
         const BatchStatus batch = call_resolve(tokens, out, count, deadline.left());
         result.some_pending |= settle(where, out, count, batch);
     }

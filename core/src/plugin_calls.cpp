@@ -3,6 +3,7 @@
 // anyway, and the host turns that into the plugin's error.
 #include "device_core.hpp"
 
+#include <lapse/sdk/resolve_compact.hpp>
 #include <lapse/sdk/window_dispatch.hpp>
 
 #include <cstdio>
@@ -40,6 +41,18 @@ lapse_window_dispatch guarded_window_dispatch_target(const lapse_plugin* plugin,
         return self;
     }
     return sdk::window_dispatch_target(plugin, device);
+}
+
+// sdk::resolve_compact_of, with the plugin's get_extension behind a catch
+// (a throw: the device resolves in full).
+const lapse_resolve_compact* guarded_resolve_compact(const lapse_plugin* plugin, lapse_device* device) noexcept
+{
+    if (plugin == nullptr || device == nullptr || plugin->get_extension == nullptr) return nullptr;
+    try {
+        return sdk::usable_resolve_compact(plugin->get_extension(device, LAPSE_RESOLVE_COMPACT_EXTENSION));
+    } catch (...) {
+        return nullptr;
+    }
 }
 
 }  // namespace lapse::detail

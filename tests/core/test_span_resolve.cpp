@@ -10,9 +10,13 @@
 #include <catch2/catch.hpp>
 
 #include <lapse/core/session.hpp>
+#include <lapse/resolve_compact.h>
 
+#include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 using test::config;
@@ -134,4 +138,114 @@ TEST_CASE("a span's timeout is the whole call's, not each chunk's", "[resolve][s
     for (const lapse::Duration& d : durations) CHECK(d.pending());
     CHECK_FALSE(device.resolve(durations, lapse::poll));
     for (lapse::Duration& d : durations) d.abandon();
+}
+
+// The compact route: a device that offers lapse.resolve_compact/1 is asked
+// that first over a span, and resolved in full only for what it leaves.
+// Against the misbehaving double, whose full resolve answers `answer` and
+// whose compact one `compact` (fixtures/test_double_misbehaving.cpp).
+namespace {
+
+std::vector<lapse::Duration> closed_windows(lapse::Device& device, int n = kWindows)
+{
+    std::vector<lapse::Duration> durations;
+    for (int i = 0; i < n; ++i) durations.push_back(device.profile(0, [] {}));
+    return durations;
+}
+
+lapse::Device misbehaving(const std::string& compact, const std::string& answer, const std::string& throws = "")
+{
+    return open("plugin = \"misbehaving\"\ncompact = \"" + compact + "\"\nanswer = \"" + answer + "\"\nthrows = \"" +
+                throws + "\"\n");
+}
+
+}  // namespace
+
+TEST_CASE("a span on a device that resolves compactly reads its pairs, and the full resolve is not asked",
+          "[resolve][span][compact]")
+{
+    // The full resolve would answer an impossible state: every window
+    // reading READY shows the pairs were used and nothing else.
+    lapse::Device device = misbehaving("good", "bad_state");
+    std::vector<lapse::Duration> durations = closed_windows(device);
+    CHECK(device.resolve(durations));
+    for (const lapse::Duration& d : durations) {
+        REQUIRE(d.ready());
+        CHECK(d.interval()->start_ns == 1000);
+        CHECK(d.interval()->end_ns == 2000);
+        CHECK(d.method() == lapse::TimingMethod::device);
+        CHECK(d.interval()->domain == lapse::ClockDomain::host_monotonic);
+    }
+}
+
+TEST_CASE("what the compact resolve leaves, refuses or throws is answered in full, never lost",
+          "[resolve][span][compact]")
+{
+    const char* compact = GENERATE("full", "bad_state", "refuses", "bad_method", "throws");
+    INFO("compact = " << compact);
+    lapse::Device device = std::string(compact) == "throws" ? misbehaving("good", "good", "resolve_compact")
+                                                            : misbehaving(compact, "good");
+    std::vector<lapse::Duration> durations = closed_windows(device);
+    CHECK(device.resolve(durations));
+    for (const lapse::Duration& d : durations) {
+        REQUIRE(d.ready());
+        CHECK(d.interval()->end_ns - d.interval()->start_ns == 1000);
+    }
+}
+
+TEST_CASE("an impossible stamp pair is refused as the plugin's error, never handed up as a number",
+          "[resolve][span][compact]")
+{
+    lapse::Device device = misbehaving("end_before_start", "good");
+    std::vector<lapse::Duration> durations = closed_windows(device);
+    device.resolve(durations);
+    for (const lapse::Duration& d : durations) {
+        REQUIRE(d.failed());
+        CHECK_FALSE(d.interval().has_value());
+        CHECK(d.error_status() == LAPSE_ERROR_INTERNAL);
+        CHECK(std::string(d.error_message()).find("plugin 'misbehaving'") != std::string::npos);
+        CHECK(std::string(d.error_message()).find("impossible stamp pair") != std::string::npos);
+    }
+}
+
+TEST_CASE("on the CPU plugin a span resolves compactly, with failed and pending windows answered in full",
+          "[resolve][span][compact][cpu]")
+{
+    lapse::Device device = open("plugin = \"cpu\"\nstreams = 1\n");
+    REQUIRE(device.extension(LAPSE_RESOLVE_COMPACT_EXTENSION) != nullptr);
+    // Work that throws on the worker, submitted through the C ABI (the C++
+    // submit keeps the exception for sync): the window around it fails.
+    const lapse_work_fn throwing = [](void*, void*) { throw std::runtime_error("work failed (test)"); };
+    std::vector<lapse::Duration> durations;
+    for (int i = 0; i < kWindows; ++i) {
+        if (i % 9 == 4)
+            durations.push_back(device.profile(0, [&] {
+                REQUIRE(device.plugin().submit(device.handle(), 0, throwing, nullptr, nullptr) == LAPSE_OK);
+            }));
+        else
+            durations.push_back(measured_window(device));
+    }
+    // A window the worker has not reached when the span is resolved, for a
+    // while: it stays pending, then resolves.
+    std::atomic<bool> release{false};
+    device.submit(0, [&] {
+        while (!release.load()) std::this_thread::yield();
+    });
+    durations.push_back(measured_window(device));
+    CHECK_FALSE(device.resolve(durations, std::chrono::milliseconds(20)));
+    CHECK(durations.back().pending());
+    release.store(true);
+    CHECK(device.resolve(durations));
+    for (int i = 0; i <= kWindows; ++i) {
+        INFO("window " << i);
+        const lapse::Duration& d = durations[static_cast<std::size_t>(i)];
+        if (i < kWindows && i % 9 == 4) {
+            CHECK(d.failed());
+            CHECK(d.error_status() == LAPSE_ERROR_DEVICE);
+        } else {
+            REQUIRE(d.ready());
+            CHECK(d.method() == lapse::TimingMethod::device);
+            CHECK(d.interval()->end_ns >= d.interval()->start_ns);
+        }
+    }
 }

@@ -236,8 +236,10 @@ public:
     }
 
     // Resolves many durations, waiting up to `timeout` in all: this
-    // device's with one plugin call per 128 of them, another device's
-    // through that device. Durations already final are left as they are.
+    // device's with one plugin call per 128 of them (the compact resolve,
+    // lapse/resolve_compact.h, where the device offers it, and the full
+    // one for what that leaves), another device's through that device.
+    // Durations already final are left as they are.
     // True when every duration is final (ready, not measured or failed);
     // false when some are still pending.
     bool resolve(std::span<Duration> durations, std::chrono::nanoseconds timeout = wait_forever);

@@ -206,6 +206,14 @@ private:
         first_ = static_cast<uint64_t>(start_ns);
         second_ = static_cast<uint64_t>(end_ns);
     }
+    // set_ready with every tag but the stream packed already
+    // (pack_duration_tags of stream 0): a bulk resolve packs them once.
+    void set_ready_packed(uint64_t ready_tags, int64_t start_ns, int64_t end_ns) noexcept
+    {
+        tags_ = (tags_ & 0xFFFFFFFFu) | ready_tags;
+        first_ = static_cast<uint64_t>(start_ns);
+        second_ = static_cast<uint64_t>(end_ns);
+    }
     void set_failed(lapse_status status) noexcept
     {
         set_state(DurationState::failed);

@@ -88,21 +88,45 @@ constexpr lapse_resolve_compact make_resolve_compact(uint32_t method, uint32_t c
     return c;
 }
 
+// `extension` (what get_extension answered for
+// LAPSE_RESOLVE_COMPACT_EXTENSION) as the extension, or null when it is
+// null or does not hold up: too short to reach the function, a null
+// function, READY pairs with a method or clock that a READY duration
+// cannot have. [any thread]
+inline const lapse_resolve_compact* usable_resolve_compact(const void* extension) noexcept
+{
+    const auto* c = static_cast<const lapse_resolve_compact*>(extension);
+    // Any minor's struct that reaches the function (the last field read) will do.
+    constexpr std::size_t size_read = LAPSE_SDK_SIZE_THROUGH(lapse_resolve_compact, resolve_compact);
+    if (c == nullptr || c->struct_size < size_read || c->resolve_compact == nullptr) return nullptr;
+    if (c->method != LAPSE_TIMING_SYSTEM && c->method != LAPSE_TIMING_DEVICE) return nullptr;
+    if (c->clock_domain != LAPSE_CLOCK_HOST_MONOTONIC && c->clock_domain != LAPSE_CLOCK_DEVICE) return nullptr;
+    return c;
+}
+
 // The device's lapse.resolve_compact/1, or null when it does not offer it
-// or offers one that does not hold up (too short to reach the function, a
-// null function, a READY pair with no timing method). [any thread; once per
-// device, not per resolve]
+// or offers one that does not hold up (usable_resolve_compact). A plugin
+// whose get_extension may throw needs the call behind a catch: ask it
+// yourself and pass the answer to usable_resolve_compact. [any thread;
+// once per device, not per resolve]
 inline const lapse_resolve_compact* resolve_compact_of(const lapse_plugin* plugin, lapse_device* device) noexcept
 {
     if (plugin == nullptr || device == nullptr || plugin->get_extension == nullptr) return nullptr;
-    const auto* c =
-        static_cast<const lapse_resolve_compact*>(plugin->get_extension(device, LAPSE_RESOLVE_COMPACT_EXTENSION));
-    // Any minor's struct that reaches the function (the last field read) will do.
-    constexpr std::size_t size_read = LAPSE_SDK_SIZE_THROUGH(lapse_resolve_compact, resolve_compact);
-    if (c == nullptr || c->struct_size < size_read || c->resolve_compact == nullptr ||
-        c->method == LAPSE_TIMING_NONE)
-        return nullptr;
-    return c;
+    return usable_resolve_compact(plugin->get_extension(device, LAPSE_RESOLVE_COMPACT_EXTENSION));
+}
+
+// Why a READY pair of `c` cannot be a duration (the rules
+// impossible_duration applies to a READY lapse_duration), or null when it
+// can. [any thread]
+[[gnu::always_inline]] inline const char* impossible_pair(const lapse_resolve_compact& c,
+                                                          const lapse_stamp_pair& p) noexcept
+{
+    if (p.end_ns < p.start_ns) return "an end before its start";
+    int64_t span = 0;
+    if (__builtin_sub_overflow(p.end_ns, p.start_ns, &span)) return "a span that does not fit in 64 bits";
+    if (c.clock_domain == LAPSE_CLOCK_HOST_MONOTONIC && p.start_ns < 0)
+        return "a host-clock start before the clock's origin";
+    return nullptr;
 }
 
 }  // namespace lapse::sdk
