@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -73,9 +74,14 @@ TEST_CASE("resolve_compact_of takes a sound extension and refuses a broken one",
         offered.resolve_compact = nullptr;
         CHECK(lapse::sdk::resolve_compact_of(&plugin, device) == nullptr);
     }
-    SECTION("READY pairs with no timing method")
+    SECTION("READY pairs with no timing method, or one a duration cannot have")
     {
-        offered.method = LAPSE_TIMING_NONE;
+        offered.method = GENERATE(uint32_t{LAPSE_TIMING_NONE}, 9u);
+        CHECK(lapse::sdk::resolve_compact_of(&plugin, device) == nullptr);
+    }
+    SECTION("READY pairs on a clock a duration cannot have")
+    {
+        offered.clock_domain = GENERATE(uint32_t{LAPSE_CLOCK_NONE}, 9u);
         CHECK(lapse::sdk::resolve_compact_of(&plugin, device) == nullptr);
     }
     SECTION("not offered, or no get_extension at all")
@@ -128,4 +134,19 @@ TEST_CASE("a slot left untouched never reads as a duration", "[sdk][compact]")
     CHECK(pair.start_ns == 0);
     CHECK(pair.end_ns == LAPSE_COMPACT_NO_STAMP);
     CHECK(pair.end_ns < pair.start_ns);
+}
+
+TEST_CASE("a READY pair is checked as a READY duration would be", "[sdk][compact]")
+{
+    lapse_resolve_compact c{};
+    c.method = LAPSE_TIMING_DEVICE;
+    c.clock_domain = LAPSE_CLOCK_HOST_MONOTONIC;
+    CHECK(lapse::sdk::impossible_pair(c, {1000, 2000}) == nullptr);
+    CHECK(lapse::sdk::impossible_pair(c, {1000, 1000}) == nullptr);  // an empty window is a window
+    CHECK(std::string(lapse::sdk::impossible_pair(c, {2000, 1000})) == "an end before its start");
+    CHECK(std::string(lapse::sdk::impossible_pair(c, {-5, 10})) == "a host-clock start before the clock's origin");
+    c.clock_domain = LAPSE_CLOCK_DEVICE;
+    CHECK(lapse::sdk::impossible_pair(c, {-5, 10}) == nullptr);  // a device clock may start anywhere
+    CHECK(std::string(lapse::sdk::impossible_pair(c, {INT64_MIN, INT64_MAX})) ==
+          "a span that does not fit in 64 bits");
 }
