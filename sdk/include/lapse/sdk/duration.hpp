@@ -47,6 +47,21 @@ inline void copy_duration(lapse_duration& to, const lapse_duration& from) noexce
                  from.queued_ops);
 }
 
+// Why a READY interval from `start_ns` to `end_ns` on `clock_domain`
+// cannot be a number, or nullptr when it can: an end before its start, a
+// span that does not fit in int64_t, a host-clock time before the clock's
+// origin. What impossible_duration and impossible_pair (resolve_compact.hpp)
+// share. [any thread]
+inline const char* impossible_interval(int64_t start_ns, int64_t end_ns, uint32_t clock_domain) noexcept
+{
+    if (end_ns < start_ns) return "an end before its start";
+    int64_t span = 0;
+    if (__builtin_sub_overflow(end_ns, start_ns, &span)) return "a span that does not fit in 64 bits";
+    if (clock_domain == LAPSE_CLOCK_HOST_MONOTONIC && start_ns < 0)
+        return "a host-clock start before the clock's origin";
+    return nullptr;
+}
+
 // Why a duration a backend returned cannot be handed up as a number, or
 // nullptr when it can: a state, method or clock outside the enums, an end
 // before its start, a span that does not fit in int64_t, a host-clock time
@@ -64,12 +79,7 @@ inline const char* impossible_duration(const lapse_duration& d) noexcept
         return "a READY duration whose method is not SYSTEM or DEVICE";
     if (d.clock_domain != LAPSE_CLOCK_HOST_MONOTONIC && d.clock_domain != LAPSE_CLOCK_DEVICE)
         return "a READY duration whose clock is not HOST_MONOTONIC or DEVICE";
-    if (d.end_ns < d.start_ns) return "an end before its start";
-    int64_t span = 0;
-    if (__builtin_sub_overflow(d.end_ns, d.start_ns, &span)) return "a span that does not fit in 64 bits";
-    if (d.clock_domain == LAPSE_CLOCK_HOST_MONOTONIC && d.start_ns < 0)
-        return "a host-clock start before the clock's origin";
-    return nullptr;
+    return impossible_interval(d.start_ns, d.end_ns, d.clock_domain);
 }
 
 }  // namespace lapse::sdk

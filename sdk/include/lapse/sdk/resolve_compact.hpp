@@ -24,6 +24,7 @@
 
 #include <lapse/lapse.h>
 #include <lapse/resolve_compact.h>
+#include <lapse/sdk/duration.hpp>
 #include <lapse/sdk/error.hpp>
 
 #include <cstddef>
@@ -121,12 +122,7 @@ inline const lapse_resolve_compact* resolve_compact_of(const lapse_plugin* plugi
 [[gnu::always_inline]] inline const char* impossible_pair(const lapse_resolve_compact& c,
                                                           const lapse_stamp_pair& p) noexcept
 {
-    if (p.end_ns < p.start_ns) return "an end before its start";
-    int64_t span = 0;
-    if (__builtin_sub_overflow(p.end_ns, p.start_ns, &span)) return "a span that does not fit in 64 bits";
-    if (c.clock_domain == LAPSE_CLOCK_HOST_MONOTONIC && p.start_ns < 0)
-        return "a host-clock start before the clock's origin";
-    return nullptr;
+    return impossible_interval(p.start_ns, p.end_ns, c.clock_domain);
 }
 
 }  // namespace lapse::sdk
