@@ -230,28 +230,42 @@ int64_t StampClock::to_ns(int64_t raw) noexcept
     for (;;) {
         const int64_t announced = next_start_.load(std::memory_order_seq_cst);
         const uint64_t count = count_.load(std::memory_order_seq_cst);
-        // The newest segment that starts at or before `raw`; past the
+        Segment newest;
+        if (!read_segment(count - 1, newest)) continue;  // overtaken while reading: read again
+        if (newest.ticks <= raw) {
+            // `raw` lies past a segment being added (its refinement
+            // stalled): wait for that to be published or given up.
+            if (announced != INT64_MAX && raw >= announced) {
+                std::lock_guard wait(refining_);
+                continue;
+            }
+            return convert(newest, raw);
+        }
+        // The newest kept segment that starts at or before `raw`, by
+        // bisection over the segments' starts (they only grow); past the
         // segments kept, the oldest one still read whole.
-        Segment found{};
-        bool any = false;
-        uint64_t index = count;
-        const uint64_t oldest = count > kSegments - 1 ? count - (kSegments - 1) : 0;
-        while (index > oldest) {
+        uint64_t low = count > kSegments - 1 ? count - (kSegments - 1) : 0;  // candidates [low, high)
+        uint64_t high = count - 1;
+        Segment at_or_before{};
+        bool found = false;
+        Segment oldest_after = newest;  // the oldest read that starts after `raw`
+        while (low < high) {
+            const uint64_t mid = low + (high - low) / 2;
             Segment s;
-            if (!read_segment(index - 1, s)) break;
-            found = s;
-            any = true;
-            if (s.ticks <= raw) break;
-            --index;
+            if (!read_segment(mid, s)) {
+                low = mid + 1;  // overwritten by a newer one: older than anything kept
+                continue;
+            }
+            if (s.ticks <= raw) {
+                at_or_before = s;
+                found = true;
+                low = mid + 1;
+            } else {
+                oldest_after = s;
+                high = mid;
+            }
         }
-        if (!any) continue;  // overtaken while reading: read again
-        // `raw` lies past a segment being added (its refinement stalled):
-        // wait for that to be published or given up.
-        if (index == count && announced != INT64_MAX && raw >= announced) {
-            std::lock_guard wait(refining_);
-            continue;
-        }
-        return convert(found, raw);
+        return convert(found ? at_or_before : oldest_after, raw);
     }
 }
 

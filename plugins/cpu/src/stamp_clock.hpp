@@ -24,7 +24,8 @@
 //
 // kSegments are kept. With the schedule above that covers more than an
 // hour of stamps; a stamp older than every kept segment (a window resolved
-// over an hour after it closed) converts with the oldest one kept.
+// over an hour after it closed) converts with the oldest one kept. A stamp
+// older than a snapshot's two segments finds its own by bisection.
 #pragma once
 
 #include <atomic>
