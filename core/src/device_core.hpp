@@ -204,10 +204,11 @@ private:
     static void set_answer(Duration& d, const lapse_duration& r) noexcept;
     // resolve_span's chunk through the compact resolve: each READY pair
     // straight into its Duration, what it leaves (RESOLVE_FULL, a refused
-    // or failed call) through call_resolve and settle. True when some
-    // window is still pending.
+    // or failed call) through call_resolve and settle, answered into `out`
+    // (resolve_span's buffer, `count` long). True when some window is
+    // still pending.
     bool resolve_chunk_compact(const lapse_token* tokens, Duration* const* where, std::size_t count,
-                               std::chrono::nanoseconds timeout);
+                               lapse_duration* out, std::chrono::nanoseconds timeout);
     // An answer other than a sound READY one; false when it is PENDING.
     bool settle_other(Duration& d, const lapse_duration& r, const BatchStatus& batch);
 

@@ -296,7 +296,7 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
 }
 
 bool DeviceCore::resolve_chunk_compact(const lapse_token* tokens, Duration* const* where, std::size_t count,
-                                       std::chrono::nanoseconds timeout)
+                                       lapse_duration* out, std::chrono::nanoseconds timeout)
 {
     lapse_stamp_pair pairs[span_chunk];
     uint8_t states[span_chunk];
@@ -355,8 +355,7 @@ bool DeviceCore::resolve_chunk_compact(const lapse_token* tokens, Duration* cons
             finish_resolved(d);
     }
     if (full == 0) return pending;
-    lapse_duration out[span_chunk];
-    for (std::size_t i = 0; i < full; ++i) blank_out(out[i]);
+    std::fill(out, out + full, blank_answer);
     // Final windows (or bad tokens) answer at once; after a refused call,
     // every window is asked again in full, with the time it had.
     const BatchStatus batch = call_resolve(full_tokens, out, full, answered ? std::chrono::nanoseconds(0) : timeout);
@@ -400,7 +399,7 @@ DeviceCore::SpanResolve DeviceCore::resolve_span(std::span<Duration> durations, 
         const std::size_t count = static_cast<std::size_t>(at - where);
         if (count == 0) break;
         if (compact != nullptr) {
-            result.some_pending |= resolve_chunk_compact(tokens, where, count, deadline.left());
+            result.some_pending |= resolve_chunk_compact(tokens, where, count, out, deadline.left());
             continue;
         }
         std::fill(out, out + count, blank_answer);

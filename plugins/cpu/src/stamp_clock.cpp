@@ -117,7 +117,7 @@ bool StampClock::add_segment() noexcept
     // Where CLOCK_MONOTONIC will be at `start` (by the measured rate), and
     // where the last segment puts it: the new one starts where the last
     // leaves off and closes the gap by the next refinement.
-    const int64_t from_ns = convert(last, start);
+    const int64_t from_ns = last.to_ns(start);
     const double monotonic_at_start = static_cast<double>(now.ns) + static_cast<double>(lead) * rate;
     const int64_t next_interval = std::min(interval_ns_ * 2, kMaxRefineNs);
     double slew = (monotonic_at_start - static_cast<double>(from_ns)) / static_cast<double>(next_interval);
@@ -205,21 +205,10 @@ StampClock::Conversion StampClock::conversion() noexcept
     const uint64_t count = count_.load(std::memory_order_seq_cst);
     Conversion c;
     c.clock = this;
-    Segment newest;
-    if (!read_segment(count - 1, newest)) return c;  // overtaken meanwhile: every stamp by to_ns
-    c.from_ticks = newest.ticks;
-    c.from_ns = newest.ns;
-    c.ns_per_tick = newest.ns_per_tick;
+    if (!read_segment(count - 1, c.newest)) return c;  // overtaken meanwhile: every stamp by to_ns
     c.until_ticks = now + lead_ticks_.load(std::memory_order_relaxed) / 2;
-    if (announced > newest.ticks && announced < c.until_ticks) c.until_ticks = announced;
-    Segment before;
-    if (count >= 2 && read_segment(count - 2, before)) {
-        c.before_ticks = before.ticks;
-        c.before_ns = before.ns;
-        c.before_ns_per_tick = before.ns_per_tick;
-    } else {
-        c.before_ticks = c.from_ticks;  // an empty range
-    }
+    if (announced > c.newest.ticks && announced < c.until_ticks) c.until_ticks = announced;
+    if (count < 2 || !read_segment(count - 2, c.before)) c.before = c.newest;  // an empty range
     return c;
 }
 
@@ -239,7 +228,7 @@ int64_t StampClock::to_ns(int64_t raw) noexcept
                 std::lock_guard wait(refining_);
                 continue;
             }
-            return convert(newest, raw);
+            return newest.to_ns(raw);
         }
         // The newest kept segment that starts at or before `raw`, by
         // bisection over the segments' starts (they only grow); past the
@@ -265,7 +254,7 @@ int64_t StampClock::to_ns(int64_t raw) noexcept
                 high = mid;
             }
         }
-        return convert(found ? at_or_before : oldest_after, raw);
+        return (found ? at_or_before : oldest_after).to_ns(raw);
     }
 }
 

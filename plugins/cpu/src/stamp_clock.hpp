@@ -70,29 +70,35 @@ public:
         return monotonic_ns();
     }
 
-    // How raw stamps become CLOCK_MONOTONIC ns: the newest segment when it
-    // was taken, for the stamps it is sure to cover, and the clock for any
-    // other. Taken once per resolve, so converting a million stamps reads
-    // no atomic; a stamp taken after the snapshot (a resolve that waited)
-    // is converted by the clock, with the segment that covers it.
-    // The segment before the newest is kept too: a batch of windows
-    // resolved across a refinement converts without the clock.
-    struct Conversion {
-        int64_t from_ticks = 0;   // the newest segment's start
-        int64_t until_ticks = 0;  // stamps below this lie in no later segment
-        int64_t from_ns = 0;
+    // One piece of the conversion: the stamps from `ticks` on (up to the
+    // next segment's start) convert along `ns_per_tick` from `ns`.
+    struct Segment {
+        int64_t ticks = 0;
+        int64_t ns = 0;
         double ns_per_tick = 1.0;
-        int64_t before_ticks = 0;  // the segment before it: [before_ticks, from_ticks)
-        int64_t before_ns = 0;
-        double before_ns_per_tick = 1.0;
+        int64_t to_ns(int64_t raw) const noexcept
+        {
+            return ns + static_cast<int64_t>(static_cast<double>(raw - ticks) * ns_per_tick);
+        }
+    };
+
+    // How raw stamps become CLOCK_MONOTONIC ns: the newest segment when it
+    // was taken, for the stamps it is sure to cover, and the one before it
+    // (a batch resolved across a refinement); the clock for any other.
+    // Taken once per resolve, so converting a million stamps reads no
+    // atomic; a stamp taken after the snapshot (a resolve that waited) is
+    // converted by the clock, with the segment that covers it.
+    struct Conversion {
+        Segment newest;
+        int64_t until_ticks = 0;  // stamps below this lie in no later segment
+        Segment before;           // covers [before.ticks, newest.ticks); empty when there is none
         StampClock* clock = nullptr;  // null: CLOCK_MONOTONIC stamps
         int64_t to_ns(int64_t raw) const noexcept
         {
             if (clock == nullptr) return raw;
-            if (raw >= from_ticks && raw < until_ticks) [[likely]]
-                return from_ns + static_cast<int64_t>(static_cast<double>(raw - from_ticks) * ns_per_tick);
-            if (raw >= before_ticks && raw < from_ticks)
-                return before_ns + static_cast<int64_t>(static_cast<double>(raw - before_ticks) * before_ns_per_tick);
+            if (raw >= newest.ticks && raw < until_ticks) [[likely]]
+                return newest.to_ns(raw);
+            if (raw >= before.ticks && raw < newest.ticks) return before.to_ns(raw);
             return clock->to_ns(raw);
         }
     };
@@ -138,11 +144,6 @@ private:
         int64_t ticks;
         int64_t gap;  // ns between the two CLOCK_MONOTONIC reads around the TSC
     };
-    struct Segment {
-        int64_t ticks;
-        int64_t ns;
-        double ns_per_tick;
-    };
     // One kept segment, read without a lock: `seq` is its index + 1 once
     // written, 0 while being written (a seqlock of one writer).
     struct Slot {
@@ -165,10 +166,6 @@ private:
     void publish(uint64_t index, const Segment& s) noexcept;
     // Segment `index` if it is still kept and was read whole.
     bool read_segment(uint64_t index, Segment& out) const noexcept;
-    static int64_t convert(const Segment& s, int64_t raw) noexcept
-    {
-        return s.ns + static_cast<int64_t>(static_cast<double>(raw - s.ticks) * s.ns_per_tick);
-    }
 
     Source source_;
     Pair anchor_{};  // written by the constructor only
