@@ -66,6 +66,7 @@ const lapse_vulkan_commands kCommands = {
 const void* Device::extension(std::string_view id)
 {
     if (id == LAPSE_VULKAN_COMMANDS_ID) return &kCommands;
+    if (id == LAPSE_RESOLVE_COMPACT_EXTENSION) return compact_extension();
     return nullptr;
 }
 

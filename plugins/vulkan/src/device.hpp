@@ -8,6 +8,7 @@
 #include "stream.hpp"
 
 #include <lapse/lapse.h>
+#include <lapse/resolve_compact.h>
 #include <lapse/sdk/host.hpp>
 #include <lapse/vulkan.h>
 
@@ -35,6 +36,9 @@ public:
     lapse_status resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count, uint64_t timeout_ns,
                          lapse_error* error);
     const void* extension(std::string_view id);
+    // lapse.resolve_compact/1, offered in own mode (resolve.cpp).
+    lapse_status resolve_compact(const lapse_token* tokens, lapse_stamp_pair* stamps, uint8_t* states, uint32_t count,
+                                 uint64_t timeout_ns, lapse_error* error) noexcept;
 
     // lapse.vulkan.commands/1
     lapse_status attach(const lapse_vulkan_attach_info* info, lapse_stream* stream, lapse_error* error);
@@ -74,6 +78,18 @@ private:
     Stream* token_stream(lapse_token token, uint64_t& position, const char* operation, lapse_error* error,
                          lapse_status& status);
     uint32_t valid_bits_for(uint32_t family_bits) const noexcept;
+    // Where a resolve starting at `now_ns` places its windows: on the host
+    // clock through the calibration, when the device has one.
+    Placement placement(int64_t now_ns) noexcept;
+    // Both resolves' passes over the tokens' streams and their wait, until
+    // nothing is pending or `deadline` (CLOCK_MONOTONIC ns) passes. Returns
+    // the first error met (full answers only; compact ones leave every
+    // failure to resolve).
+    template <class Answers>
+    lapse_status resolve_into(const lapse_token* tokens, Answers answers, uint32_t count, int64_t deadline,
+                              const Placement& place, lapse_error* error);
+    // The extension struct, or null where the device cannot answer so.
+    const lapse_resolve_compact* compact_extension() const noexcept;
 
     std::unique_ptr<DeviceContext> ctx_;
     Settings settings_;

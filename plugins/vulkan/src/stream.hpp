@@ -45,6 +45,8 @@
 #include "context.hpp"
 #include "query_ring.hpp"
 
+#include <lapse/resolve_compact.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -78,6 +80,22 @@ struct ResolveProgress {
 struct Placement {
     bool host_timeline = false;
     CalibrationPoint point{};
+};
+
+// Where a resolve pass writes its answers: a full lapse_duration per window
+// (resolve), or a stamp pair and a state byte (lapse.resolve_compact/1,
+// which takes only the windows it answers READY and leaves every other one
+// untouched for resolve).
+struct FullAnswers {
+    lapse_duration* out;
+    bool pending(uint32_t i) const noexcept { return out[i].state == LAPSE_DURATION_PENDING; }
+    FullAnswers from(uint32_t i) const noexcept { return {out + i}; }
+};
+struct CompactAnswers {
+    lapse_stamp_pair* stamps;
+    uint8_t* states;
+    bool pending(uint32_t i) const noexcept { return states[i] == LAPSE_COMPACT_PENDING; }
+    CompactAnswers from(uint32_t i) const noexcept { return {stamps + i, states + i}; }
 };
 
 class Stream {
@@ -115,9 +133,12 @@ public:
     bool has_window(uint64_t position);
 
     // Resolves tokens[0..n) (all of this stream) as far as possible without
-    // waiting; out[i].state stays PENDING for the others. Returns the first
-    // error met (invalid token, device error), or LAPSE_OK.
-    lapse_status resolve_pass(const lapse_token* tokens, lapse_duration* out, uint32_t n, const Placement& place,
+    // waiting; the others stay pending. Full answers: returns the first
+    // error met (invalid token, device error), or LAPSE_OK. Compact
+    // answers: every window that cannot be answered with two stamps is
+    // left as it was, RESOLVE_FULL; returns LAPSE_OK.
+    template <class Answers>
+    lapse_status resolve_pass(const lapse_token* tokens, Answers answers, uint32_t n, const Placement& place,
                               ResolveProgress& progress, lapse_error* error);
     // Waits until `serial` is done or the timeout passes. Own mode.
     lapse_status wait_serial(uint64_t serial, uint64_t timeout_ns, lapse_error* error);
@@ -182,9 +203,28 @@ private:
     lapse_status wait_value(VkSemaphore semaphore, uint64_t value, uint64_t timeout_ns, lapse_error* error);
     // resolve_pass's parts (stream_resolve.cpp).
     struct PassErrors;
-    RingSlot* check_readable(const lapse_token& token, lapse_duration& out, ResolveProgress& progress,
+    // What a pending token's window allows now; `slot` is set when it has one.
+    enum class Readiness : uint8_t { readable, pending, no_window, wrong_stream, still_open, poisoned };
+    Readiness readiness(const lapse_token& token, RingSlot*& slot, ResolveProgress& progress, bool& need_flush);
+    // The failure a poisoned window resolves with, LAPSE_OK when it is not.
+    lapse_status poison_of(const RingSlot& slot) const noexcept
+    {
+        return slot.failed || ctx_.is_lost() ? LAPSE_ERROR_DEVICE : failure_;
+    }
+    // readiness() answered: the slot when its queries can be read now, else
+    // null, with what the answers say written (full: a failure; compact:
+    // RESOLVE_FULL, the window untouched).
+    RingSlot* check_readable(const lapse_token& token, FullAnswers answers, uint32_t i, ResolveProgress& progress,
                              PassErrors& errors, bool& need_flush);
-    void read_run(lapse_duration* out, uint32_t count, const Placement& place, ResolveProgress& progress,
+    RingSlot* check_readable(const lapse_token& token, CompactAnswers answers, uint32_t i, ResolveProgress& progress,
+                             PassErrors& errors, bool& need_flush);
+    // Reads the queries of run_[0..count) with one call: VK_SUCCESS (stride
+    // 1: every stamp there), VK_NOT_READY (stride 2: with availability), or
+    // the failure.
+    VkResult read_queries(uint32_t count, uint32_t& stride);
+    void read_run(FullAnswers answers, uint32_t count, const Placement& place, ResolveProgress& progress,
+                  PassErrors& errors);
+    void read_run(CompactAnswers answers, uint32_t count, const Placement& place, ResolveProgress& progress,
                   PassErrors& errors);
     bool out_of_order(uint64_t start, uint64_t end) const noexcept;
     // `ticks` from start to end is really end before start: only on a
@@ -193,7 +233,8 @@ private:
     // Attach mode: how many passes may find a pair out of order before it
     // is not measured (a driver whose stamps are simply wrong).
     static constexpr uint16_t kMaxOutOfOrderReads = 10000;
-    void note_waits(const lapse_token* tokens, const lapse_duration* out, uint32_t n, ResolveProgress& progress);
+    template <class Answers>
+    void note_waits(const lapse_token* tokens, Answers answers, uint32_t n, ResolveProgress& progress);
 
     // Query results as resolve reads them: a value and its availability.
     static constexpr VkQueryResultFlags kReadFlags = VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;

@@ -1,6 +1,9 @@
 // A stream's readback: which of a resolve's windows can be read now, and
 // one vkGetQueryPoolResults per run of consecutive ring slots for those
-// that can (never WAIT or PARTIAL: see README.md).
+// that can (never WAIT or PARTIAL: see README.md). One pass serves both
+// resolves: the full one (a lapse_duration per window) and the compact one
+// (lapse.resolve_compact/1: a stamp pair per measured window, every other
+// window left untouched for the full one).
 #include "stream.hpp"
 
 #include "timestamp_math.hpp"
@@ -8,6 +11,7 @@
 
 #include <lapse/sdk/duration.hpp>
 #include <lapse/sdk/error.hpp>
+#include <lapse/sdk/resolve_compact.hpp>
 
 #include <algorithm>
 #include <cinttypes>
@@ -51,31 +55,38 @@ struct Conversion {
     int64_t ref_host_ns;
 };
 
-// A window's duration from its two stamps: the difference under the
+// A window's interval from its two stamps: the difference under the
 // valid-bits mask, converted in double; placed on the host clock through
 // the calibration when there is one (an error there shifts the window,
-// never stretches it).
-inline void convert(const Conversion& c, uint64_t start_stamp, uint64_t end_stamp, lapse_duration& out) noexcept
+// never stretches it). False for an end before the start on a counter
+// that cannot wrap in our lifetime: the stamps are not trustworthy.
+inline bool to_interval(const Conversion& c, uint64_t start_stamp, uint64_t end_stamp, int64_t& start_ns,
+                        int64_t& end_ns) noexcept
 {
     const uint64_t start = start_stamp & c.mask;
     const uint64_t ticks = ticks_between(start, end_stamp & c.mask, c.mask);
-    if (c.tells_backwards && ticks > (c.mask >> 1)) {
-        // End before start on a counter that cannot wrap in our lifetime:
-        // the stamps are not trustworthy.
+    if (c.tells_backwards && ticks > (c.mask >> 1)) return false;
+    start_ns = c.host_timeline ? c.ref_host_ns + signed_ticks_to_ns(signed_ticks(c.ref_ticks, start, c.mask), c.period_ns)
+                               : ticks_to_ns(start, c.period_ns);
+    end_ns = start_ns + ticks_to_ns(ticks, c.period_ns);
+    return true;
+}
+
+inline void convert(const Conversion& c, uint64_t start_stamp, uint64_t end_stamp, lapse_duration& out) noexcept
+{
+    int64_t start_ns = 0, end_ns = 0;
+    if (!to_interval(c, start_stamp, end_stamp, start_ns, end_ns)) {
         sdk::set_duration(out, LAPSE_DURATION_NOT_MEASURED);
         return;
     }
-    const int64_t duration = ticks_to_ns(ticks, c.period_ns);
-    const int64_t start_ns = c.host_timeline
-                                 ? c.ref_host_ns + signed_ticks_to_ns(signed_ticks(c.ref_ticks, start, c.mask), c.period_ns)
-                                 : ticks_to_ns(start, c.period_ns);
     sdk::set_duration(out, LAPSE_DURATION_READY, LAPSE_OK, LAPSE_TIMING_DEVICE,
-                      c.host_timeline ? LAPSE_CLOCK_HOST_MONOTONIC : LAPSE_CLOCK_DEVICE, start_ns, start_ns + duration);
+                      c.host_timeline ? LAPSE_CLOCK_HOST_MONOTONIC : LAPSE_CLOCK_DEVICE, start_ns, end_ns);
 }
 
 }  // namespace
 
-lapse_status Stream::resolve_pass(const lapse_token* tokens, lapse_duration* out, uint32_t n, const Placement& place,
+template <class Answers>
+lapse_status Stream::resolve_pass(const lapse_token* tokens, Answers answers, uint32_t n, const Placement& place,
                                   ResolveProgress& progress, lapse_error* error)
 {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -96,66 +107,39 @@ lapse_status Stream::resolve_pass(const lapse_token* tokens, lapse_duration* out
     const RingSlot* last = nullptr;
     bool need_flush = false;
     for (uint32_t i = 0; i < n; ++i) {
-        if (out[i].state != LAPSE_DURATION_PENDING) continue;
-        RingSlot* slot = check_readable(tokens[i], out[i], progress, errors, need_flush);
+        if (!answers.pending(i)) continue;
+        RingSlot* slot = check_readable(tokens[i], answers, i, progress, errors, need_flush);
         if (slot == nullptr) continue;
         if (run_count > 0 && (run_count == run_.size() || slot != last + 1)) {
-            read_run(out, run_count, place, progress, errors);
+            read_run(answers, run_count, place, progress, errors);
             run_count = 0;
         }
         run_[run_count++] = ReadItem{slot, i};
         last = slot;
     }
-    read_run(out, run_count, place, progress, errors);
+    read_run(answers, run_count, place, progress, errors);
 
     if (need_flush) {
         flush(nullptr);
-        note_waits(tokens, out, n, progress);
+        note_waits(tokens, answers, n, progress);
     }
     reclaim();
     return errors.first;
 }
 
-// Validates a pending token, applies poison, and in own mode checks that
-// the segment holding the window's end is done (closing it when it is
-// still being recorded here). Its slot when its queries can be read now,
-// else null.
-RingSlot* Stream::check_readable(const lapse_token& token, lapse_duration& out, ResolveProgress& progress,
-                            PassErrors& errors, bool& need_flush)
+// Validates a pending token, and in own mode checks that the segment
+// holding the window's end is done (closing it when it is still being
+// recorded here). Changes no window.
+Stream::Readiness Stream::readiness(const lapse_token& token, RingSlot*& slot, ResolveProgress& progress,
+                                    bool& need_flush)
 {
     uint64_t position = 0;
-    RingSlot* slot = slot_of(ring_, token, position);
-    if (slot == nullptr || (slot->state != SlotState::Open && slot->state != SlotState::Closed)) {
-        sdk::set_duration(out, LAPSE_DURATION_FAILED,
-                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_INVALID_TOKEN,
-                                                 "vulkan: resolve: token %" PRIu64
-                                                 " names no closed window: never opened, already resolved or abandoned",
-                                                 token.id)));
-        return nullptr;
-    }
-    if (token.opened_on != cfg_.index) {
-        sdk::set_duration(out, LAPSE_DURATION_FAILED,
-                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_WRONG_STREAM,
-                                                 "vulkan: resolve: token %" PRIu64
-                                                 " says stream %u but its window is on stream %u",
-                                                 token.id, token.opened_on, cfg_.index)));
-        return nullptr;
-    }
-    if (slot->state == SlotState::Open) {
-        sdk::set_duration(out, LAPSE_DURATION_FAILED,
-                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_INVALID_TOKEN,
-                                                 "vulkan: resolve: token %" PRIu64
-                                                 " is still open: close it with profile_end first",
-                                                 token.id)));
-        return nullptr;
-    }
-    // Poison: a window hit by a device or stream failure is FAILED.
-    const lapse_status poison = slot->failed || ctx_.is_lost() ? LAPSE_ERROR_DEVICE : failure_;
-    if (poison != LAPSE_OK) {
-        sdk::set_duration(out, LAPSE_DURATION_FAILED, poison);
-        slot->state = SlotState::Released;
-        return nullptr;
-    }
+    slot = slot_of(ring_, token, position);
+    if (slot == nullptr || (slot->state != SlotState::Open && slot->state != SlotState::Closed))
+        return Readiness::no_window;
+    if (token.opened_on != cfg_.index) return Readiness::wrong_stream;
+    if (slot->state == SlotState::Open) return Readiness::still_open;
+    if (poison_of(*slot) != LAPSE_OK) return Readiness::poisoned;
     if (own() && slot->end_serial > completed_) {
         if (slot->end_serial >= submit_cursor_) {
             need_flush = true;  // still recorded here or waiting behind a callback
@@ -164,28 +148,88 @@ RingSlot* Stream::check_readable(const lapse_token& token, lapse_duration& out, 
             progress.wait_serial = std::max(progress.wait_serial, slot->end_serial);
         }
         ++progress.pending;
-        return nullptr;
+        return Readiness::pending;
     }
-    return slot;
+    return Readiness::readable;
 }
 
-// Reads the windows run_[0..count) (consecutive ring slots) with one call.
-// First without availability: VK_SUCCESS then says every query was
-// available and written (the common case, and half the data); only
-// VK_NOT_READY reads again with availability, to tell which ones were not.
-void Stream::read_run(lapse_duration* out, uint32_t count, const Placement& place, ResolveProgress& progress,
-                      PassErrors& errors)
+RingSlot* Stream::check_readable(const lapse_token& token, FullAnswers answers, uint32_t i, ResolveProgress& progress,
+                                 PassErrors& errors, bool& need_flush)
 {
-    if (count == 0) return;
+    RingSlot* slot = nullptr;
+    lapse_duration& out = answers.out[i];
+    switch (readiness(token, slot, progress, need_flush)) {
+    case Readiness::readable:
+        return slot;
+    case Readiness::pending:
+        return nullptr;
+    case Readiness::no_window:
+        sdk::set_duration(out, LAPSE_DURATION_FAILED,
+                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_INVALID_TOKEN,
+                                                 "vulkan: resolve: token %" PRIu64
+                                                 " names no closed window: never opened, already resolved or abandoned",
+                                                 token.id)));
+        return nullptr;
+    case Readiness::wrong_stream:
+        sdk::set_duration(out, LAPSE_DURATION_FAILED,
+                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_WRONG_STREAM,
+                                                 "vulkan: resolve: token %" PRIu64
+                                                 " says stream %u but its window is on stream %u",
+                                                 token.id, token.opened_on, cfg_.index)));
+        return nullptr;
+    case Readiness::still_open:
+        sdk::set_duration(out, LAPSE_DURATION_FAILED,
+                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_INVALID_TOKEN,
+                                                 "vulkan: resolve: token %" PRIu64
+                                                 " is still open: close it with profile_end first",
+                                                 token.id)));
+        return nullptr;
+    case Readiness::poisoned:
+        // A window hit by a device or stream failure is FAILED.
+        sdk::set_duration(out, LAPSE_DURATION_FAILED, poison_of(*slot));
+        slot->state = SlotState::Released;
+        return nullptr;
+    }
+    return nullptr;
+}
+
+RingSlot* Stream::check_readable(const lapse_token& token, CompactAnswers answers, uint32_t i,
+                                 ResolveProgress& progress, PassErrors& /*errors: the full resolve names them*/,
+                                 bool& need_flush)
+{
+    RingSlot* slot = nullptr;
+    const Readiness r = readiness(token, slot, progress, need_flush);
+    if (r == Readiness::readable || r == Readiness::pending) return r == Readiness::readable ? slot : nullptr;
+    sdk::set_compact_not_ready(answers.stamps[i], answers.states[i], LAPSE_COMPACT_RESOLVE_FULL);
+    return nullptr;
+}
+
+VkResult Stream::read_queries(uint32_t count, uint32_t& stride)
+{
+    // First without availability: VK_SUCCESS then says every query was
+    // available and written (the common case, and half the data); only
+    // VK_NOT_READY reads again with availability, to tell which ones were
+    // not.
     const uint32_t first = ring_.first_query_of(*run_[0].slot);
+    stride = 1;  // uint64_t per query in results_
     VkResult r = ctx_.api.vkGetQueryPoolResults(ctx_.device, pool_, first, 2 * count, sizeof(uint64_t) * 2 * count,
                                                 results_.data(), sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
-    uint32_t stride = 1;  // uint64_t per query in results_
     if (r == VK_NOT_READY) {
         stride = 2;
         r = ctx_.api.vkGetQueryPoolResults(ctx_.device, pool_, first, 2 * count, sizeof(uint64_t) * 4 * count,
                                            results_.data(), 2 * sizeof(uint64_t), kReadFlags);
     }
+    return r;
+}
+
+// Reads the windows run_[0..count) (consecutive ring slots) with one call.
+void Stream::read_run(FullAnswers answers, uint32_t count, const Placement& place, ResolveProgress& progress,
+                      PassErrors& errors)
+{
+    if (count == 0) return;
+    lapse_duration* out = answers.out;
+    uint32_t stride = 1;
+    const VkResult r = read_queries(count, stride);
     if (r != VK_SUCCESS && r != VK_NOT_READY) {
         const lapse_status st = errors.note(ctx_.vk_fail(errors.next(), "resolve", "vkGetQueryPoolResults", r));
         for (uint32_t k = 0; k < count; ++k) {
@@ -239,6 +283,45 @@ void Stream::read_run(lapse_duration* out, uint32_t count, const Placement& plac
     }
 }
 
+// The compact read: own mode only (Device::extension offers it nowhere
+// else), so every window here is on a completed segment. A pair with both
+// stamps in order is answered and its slot released; anything else (a lost
+// stamp, an end before its start, a failed read) is left for the full
+// resolve, which reads it again and says what it is.
+void Stream::read_run(CompactAnswers answers, uint32_t count, const Placement& place, ResolveProgress& /*progress*/,
+                      PassErrors& /*errors*/)
+{
+    if (count == 0) return;
+    uint32_t stride = 1;
+    const VkResult r = read_queries(count, stride);
+    const ReadItem* items = run_.data();
+    if (r != VK_SUCCESS && r != VK_NOT_READY) {
+        for (uint32_t k = 0; k < count; ++k)
+            sdk::set_compact_not_ready(answers.stamps[items[k].index], answers.states[items[k].index],
+                                       LAPSE_COMPACT_RESOLVE_FULL);
+        return;
+    }
+    const Conversion c{mask_,
+                       ctx_.period_ns,
+                       cfg_.valid_bits == 64,
+                       place.host_timeline,
+                       place.point.device_ticks & mask_,
+                       place.point.host_ns};
+    const uint64_t* results = results_.data();
+    for (uint32_t k = 0; k < count; ++k) {
+        const uint32_t i = items[k].index;
+        const uint64_t* q = results + 2 * stride * static_cast<std::size_t>(k);
+        int64_t start_ns = 0, end_ns = 0;
+        const bool available = stride == 1 || (q[1] != 0 && q[3] != 0);
+        if (available && to_interval(c, q[0], q[stride], start_ns, end_ns)) [[likely]] {
+            sdk::set_compact_ready(answers.stamps[i], answers.states[i], start_ns, end_ns);
+            items[k].slot->state = SlotState::Released;
+        } else {
+            sdk::set_compact_not_ready(answers.stamps[i], answers.states[i], LAPSE_COMPACT_RESOLVE_FULL);
+        }
+    }
+}
+
 // End before start on a counter that cannot wrap in our lifetime.
 bool Stream::out_of_order(uint64_t start, uint64_t end) const noexcept
 {
@@ -247,10 +330,11 @@ bool Stream::out_of_order(uint64_t start, uint64_t end) const noexcept
 
 // After a flush: what is now submitted can be waited for; what is not sits
 // behind a segment still in a callback.
-void Stream::note_waits(const lapse_token* tokens, const lapse_duration* out, uint32_t n, ResolveProgress& progress)
+template <class Answers>
+void Stream::note_waits(const lapse_token* tokens, Answers answers, uint32_t n, ResolveProgress& progress)
 {
     for (uint32_t i = 0; i < n; ++i) {
-        if (out[i].state != LAPSE_DURATION_PENDING) continue;
+        if (!answers.pending(i)) continue;
         uint64_t position = 0;
         const RingSlot* slot = slot_of(ring_, tokens[i], position);
         if (slot == nullptr || slot->state != SlotState::Closed || slot->end_serial <= completed_) continue;
@@ -260,5 +344,11 @@ void Stream::note_waits(const lapse_token* tokens, const lapse_duration* out, ui
             progress.blocked = true;
     }
 }
+
+// The two resolves (resolve.cpp).
+template lapse_status Stream::resolve_pass(const lapse_token*, FullAnswers, uint32_t, const Placement&,
+                                           ResolveProgress&, lapse_error*);
+template lapse_status Stream::resolve_pass(const lapse_token*, CompactAnswers, uint32_t, const Placement&,
+                                           ResolveProgress&, lapse_error*);
 
 }  // namespace lapse::vulkan

@@ -13,8 +13,13 @@
 // into an open command buffer (timed; begin, reset and end untimed).
 // Readback: a batch opened, closed and synced untimed, then resolved
 // (timed), against vkGetQueryPoolResults(WAIT | 64_BIT) of twice as many
-// timestamps already written and waited for.
+// timestamps already written and waited for. Where the device offers
+// lapse.resolve_compact/1 (own mode), `vulkan_readback_vs_one_query_call`
+// times that call (a stamp pair per window, as the baseline reads), and
+// `vulkan_readback_full_vs_one_query_call` the full resolve.
 #include "internal.hpp"
+
+#include <lapse/sdk/resolve_compact.hpp>
 
 #include <vulkan/vulkan.h>
 
@@ -260,10 +265,14 @@ void bare_readback(benchmark::State& st, BareVulkan& bare)
     st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * bare.queries() / 2);
 }
 
-void plugin_readback(benchmark::State& st, const Device& dev, uint32_t batch)
+// `compact`: through lapse.resolve_compact/1, else the full resolve.
+void plugin_readback(benchmark::State& st, const Device& dev, uint32_t batch, const lapse_resolve_compact* compact)
 {
     std::vector<lapse_token> tokens(batch);
     std::vector<lapse_duration> out = duration_array(batch);
+    // Value-initialised, so their pages are touched before timing.
+    std::vector<lapse_stamp_pair> stamps(batch);
+    std::vector<uint8_t> states(batch);
     std::string message;
     for (auto _ : st) {
         if (!open_close(dev, 0, tokens.data(), batch, message)) {
@@ -275,7 +284,9 @@ void plugin_readback(benchmark::State& st, const Device& dev, uint32_t batch)
             return;
         }
         const auto t0 = Clock::now();
-        const bool ok = resolve_all(dev, tokens.data(), out.data(), batch, message);
+        const bool ok = compact != nullptr ? resolve_compact_all(dev, *compact, tokens.data(), stamps.data(),
+                                                                 states.data(), batch, message)
+                                           : resolve_all(dev, tokens.data(), out.data(), batch, message);
         const auto t1 = Clock::now();
         if (!ok) {
             st.SkipWithError(message.c_str());
@@ -292,12 +303,14 @@ void add_vulkan(Context& ctx, std::vector<FigureSpec>& figures)
 {
     std::string unavailable;
     std::shared_ptr<BareVulkan> bare;
+    const lapse_resolve_compact* compact = nullptr;
     if (ctx.plugin != "vulkan") {
         unavailable = "the subject is the '" + ctx.plugin +
                       "' plugin, not vulkan (lapse bench --config examples/vulkan.toml measures it)";
     } else {
         bare = std::make_shared<BareVulkan>(ctx.subject.info().name, ctx.batch);
         if (!bare->error().empty()) unavailable = "the bare Vulkan baseline could not open: " + bare->error();
+        compact = sdk::resolve_compact_of(&ctx.subject.plugin(), ctx.subject.handle());
     }
 
     if (unavailable.empty()) {
@@ -307,7 +320,11 @@ void add_vulkan(Context& ctx, std::vector<FigureSpec>& figures)
                    [&ctx](benchmark::State& st) { plugin_windows(st, ctx.subject, ctx.batch); }));
         manual(add("vulkan.bare_stamps", [&ctx, bare](benchmark::State& st) { bare_stamps(st, *bare, ctx.batch); }));
         manual(add("vulkan.plugin_readback",
-                   [&ctx](benchmark::State& st) { plugin_readback(st, ctx.subject, ctx.batch); }));
+                   [&ctx](benchmark::State& st) { plugin_readback(st, ctx.subject, ctx.batch, nullptr); }));
+        if (compact != nullptr)
+            manual(add("vulkan.plugin_readback_compact", [&ctx, compact](benchmark::State& st) {
+                plugin_readback(st, ctx.subject, ctx.batch, compact);
+            }));
         manual(add("vulkan.bare_readback", [bare](benchmark::State& st) { bare_readback(st, *bare); }));
     }
 
@@ -323,16 +340,24 @@ void add_vulkan(Context& ctx, std::vector<FigureSpec>& figures)
         f.unavailable = unavailable;
         figures.push_back(f);
     }
+    const std::string windows = std::to_string(ctx.batch) + " closed, synced windows";
     FigureSpec f = time_ratio_at_most(
         "vulkan_readback_vs_one_query_call",
-        "vulkan resolve of " + std::to_string(ctx.batch) + " closed, synced windows",
+        compact != nullptr ? "vulkan resolve of " + windows + " into stamp pairs (lapse.resolve_compact/1)"
+                           : "vulkan resolve of " + windows + " (the device offers no lapse.resolve_compact/1)",
         "one vkGetQueryPoolResults of as many timestamp pairs",
         1.2,
-        "vulkan.plugin_readback",
+        compact != nullptr ? "vulkan.plugin_readback_compact" : "vulkan.plugin_readback",
         "vulkan.bare_readback",
         ctx.batch);
     f.unavailable = unavailable;
     figures.push_back(f);
+    FigureSpec full = time_ratio_at_most("vulkan_readback_full_vs_one_query_call",
+                                         "vulkan resolve of " + windows + " into full durations",
+                                         "one vkGetQueryPoolResults of as many timestamp pairs", 1.2,
+                                         "vulkan.plugin_readback", "vulkan.bare_readback", ctx.batch);
+    full.unavailable = unavailable;
+    figures.push_back(full);
 }
 
 }  // namespace lapse::bench::detail

@@ -4,6 +4,7 @@
 #include "suite.hpp"
 
 #include <lapse/core.hpp>
+#include <lapse/resolve_compact.h>
 
 #include <benchmark/benchmark.h>
 
@@ -142,6 +143,13 @@ std::vector<lapse_duration> duration_array(std::size_t count);
 // duration_array), waiting. False (and a message) when something failed.
 bool resolve_all(const Device& dev, const lapse_token* tokens, lapse_duration* out, uint32_t count,
                  std::string& message);
+
+// Resolves `count` closed windows compactly (lapse.resolve_compact/1),
+// waiting; any window the compact call did not answer READY is resolved in
+// full (it should not happen here: every window measured), and what
+// resolve said is the message. False when a window did not measure.
+bool resolve_compact_all(const Device& dev, const lapse_resolve_compact& compact, const lapse_token* tokens,
+                         lapse_stamp_pair* stamps, uint8_t* states, uint32_t count, std::string& message);
 
 // Start+end of durations.size() windows through the C++ API on stream 0,
 // each Duration kept: the loop the C++-API figures time (window.cpp_api*,

@@ -348,6 +348,31 @@ bool resolve_all(const Device& dev, const lapse_token* tokens, lapse_duration* o
     return true;
 }
 
+bool resolve_compact_all(const Device& dev, const lapse_resolve_compact& compact, const lapse_token* tokens,
+                         lapse_stamp_pair* stamps, uint8_t* states, uint32_t count, std::string& message)
+{
+    lapse_error e = sdk::make_error();
+    const lapse_status s =
+        compact.resolve_compact(dev.handle(), tokens, stamps, states, count, LAPSE_WAIT_FOREVER, &e);
+    if (s == LAPSE_OK) return true;
+    if (s < 0) {
+        message = std::string("resolve_compact: ") + lapse_status_name(s) + ": " + e.message;
+        return false;
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+        if (states[i] == LAPSE_COMPACT_READY) continue;
+        lapse_duration d{};
+        d.struct_size = sizeof d;
+        const lapse_status full = dev.plugin().resolve(dev.handle(), &tokens[i], &d, 1, LAPSE_WAIT_FOREVER, &e);
+        message = "resolve_compact: window " + std::to_string(i) + " read state " + std::to_string(states[i]) +
+                  "; resolve then said " + lapse_status_name(full) + ", duration state " + std::to_string(d.state) +
+                  (full < 0 ? std::string(": ") + e.message : std::string());
+        return false;
+    }
+    message = "resolve_compact: LAPSE_NOT_READY with every state READY";
+    return false;
+}
+
 bool open_close(const Device& dev, lapse_stream stream, lapse_token* tokens, uint32_t count, std::string& message)
 {
     const lapse_plugin& p = dev.plugin();
