@@ -1,5 +1,6 @@
 // Attach mode through the core's C++ API (lapse::Device, lapse::VulkanAttach,
-// the session and the capture) on lavapipe, the test being the host
+// the session and the capture) on lavapipe, and own mode's compact resolve
+// under Device::resolve, the test being the host
 // application with its own Vulkan objects (host_vulkan.hpp). A binary of
 // its own, vulkan_core_tests: it is the only one in tests/vulkan that loads
 // liblapse_core (see CMakeLists.txt for why that matters under ASan).
@@ -275,5 +276,46 @@ TEST_CASE("VulkanAttach refuses a commands table that ends before cmd_profile_en
         CHECK(message.find("need " + std::to_string(lapse::VulkanAttach::required_commands_size) + " bytes") !=
               std::string::npos);
         CHECK(message.find("cmd_profile_end") != std::string::npos);
+    }
+}
+
+TEST_CASE("own mode through Device::resolve over a span: each stamp pair lands in its own Duration, on the host clock",
+          "[vulkan][own][core][compact]")
+{
+    {
+        lapse::Runtime runtime;
+        lapse::Device dev = runtime.open(lapse::Config::from_string(
+            std::string("[backend]\nplugin = \"") + LAPSE_VULKAN_PLUGIN_PATH + "\"\nvalidation = true\n",
+            "<own test>", "/"));
+        // The span resolve asks the device's compact resolve first; each
+        // inner Duration resolves alone, in full. Outer windows each
+        // enclose an inner one, so a pair written into the wrong Duration,
+        // or converted otherwise than the full resolve converts, breaks the
+        // enclosure. More than one chunk (128) and one segment (256).
+        constexpr std::size_t n = 300;
+        std::vector<lapse::Duration> outer(n), inner(n);
+        for (std::size_t k = 0; k < n; ++k) {
+            lapse::Window o = dev.profile_start(0);
+            lapse::Window i = dev.profile_start(0);
+            inner[k] = dev.profile_end(i);
+            outer[k] = dev.profile_end(o);
+        }
+        REQUIRE(dev.resolve(outer));
+        for (lapse::Duration& d : inner) REQUIRE(d.resolve().has_value());
+        for (std::size_t k = 0; k < n; ++k) {
+            INFO("window " << k);
+            const auto o = outer[k].interval();
+            const auto i = inner[k].interval();
+            REQUIRE(o.has_value());
+            REQUIRE(i.has_value());
+            CHECK(o->method == lapse::TimingMethod::device);
+            CHECK(o->domain == lapse::ClockDomain::host_monotonic);
+            CHECK(o->start_ns <= i->start_ns);
+            CHECK(o->end_ns >= i->end_ns);
+        }
+        // The plugin's own validation layer counts what it said.
+        const auto* ext = static_cast<const lapse_vulkan_commands*>(dev.extension(LAPSE_VULKAN_COMMANDS_ID));
+        REQUIRE(ext != nullptr);
+        CHECK(ext->validation_message_count(dev.handle()) == 0);
     }
 }

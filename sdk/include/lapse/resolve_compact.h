@@ -29,8 +29,9 @@
  * has (end_ns >= start_ns). Read the state first.
  *
  * A device offers the extension only for windows it can answer so (the CPU
- * plugin in stream mode; not in inline mode, which opens no windows), and
- * a host that does not find it resolves in full as always.
+ * plugin in stream mode, not in inline mode, which opens no windows; the
+ * Vulkan plugin in own mode), and a host that does not find it resolves in
+ * full as always.
  */
 #ifndef LAPSE_RESOLVE_COMPACT_H
 #define LAPSE_RESOLVE_COMPACT_H
