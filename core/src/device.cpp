@@ -85,7 +85,7 @@ void release_parts(DeviceCore* device, lapse_token token, WindowNote* note) noex
 
 std::string_view note_name(const WindowNote* note) noexcept
 {
-    return note != nullptr ? std::string_view(note->name) : std::string_view{};
+    return note != nullptr ? name_of(*note) : std::string_view{};
 }
 
 std::string_view note_message(const WindowNote* note) noexcept
@@ -190,7 +190,7 @@ void DeviceCore::fail(Duration& d, lapse_status status, std::string message)
 
 void DeviceCore::record(const Duration& d)
 {
-    if (d.note_ == nullptr || d.note_->name.empty() || d.pending()) return;
+    if (d.note_ == nullptr || !has_name(*d.note_) || d.pending()) return;
     if (!has_session.load(std::memory_order_acquire)) return;
     std::shared_ptr<Session> target;
     {
@@ -199,7 +199,7 @@ void DeviceCore::record(const Duration& d)
     }
     if (!target) return;
     WindowRecord r;
-    r.name = d.note_->name;
+    r.name = name_of(*d.note_);
     r.thread = d.note_->thread;
     r.stream = d.stream();
     r.method = d.method();

@@ -12,6 +12,7 @@
 #include "plugin_text.hpp"
 
 #include "backend_open.hpp"
+#include "interned_name.hpp"
 
 #include <lapse/core/capture.hpp>
 #include <lapse/core/device.hpp>
@@ -55,7 +56,8 @@ enum NoteClaim : uint32_t { note_unshared = 0, note_pending = 1, note_busy = 2, 
 // What a window carries besides its token: only allocated for a named
 // window (for the session and capture) or one that failed (for its message).
 struct WindowNote {
-    std::string name;
+    std::string name;       // empty when `interned` names it
+    const InternedName* interned = nullptr;  // a lapse::Name's entry, or null
     uint64_t thread = 0;
     std::string message;
 
@@ -78,6 +80,13 @@ struct WindowNote {
     uint32_t flags = 0;       // LAPSE_DURATION_* of a ready window
     uint32_t queued_ops = 0;  // with LAPSE_DURATION_WORK_QUEUED
 };
+
+// A note's name, whether copied or interned.
+inline std::string_view name_of(const WindowNote& n) noexcept
+{
+    return n.interned != nullptr ? std::string_view(n.interned->text) : std::string_view(n.name);
+}
+inline bool has_name(const WindowNote& n) noexcept { return n.interned != nullptr || !n.name.empty(); }
 
 class DeviceCore {
 public:

@@ -7,6 +7,7 @@
 //   lapse::Duration  what a closed window measured, resolved later
 //   lapse::Session   the named windows of a run, saved and loaded
 //   lapse::Capture   every named window of a long run, streamed to a crash-safe file
+//   lapse::Name      a window name interned once (lapse/core/name.hpp)
 //   LAPSE_SCOPE      a scoped window that records (lapse/core/scope.hpp)
 //   lapse::Error     status + message, thrown for setup and submit/sync failures
 #pragma once
@@ -16,6 +17,7 @@
 #include <lapse/core/device.hpp>
 #include <lapse/core/duration.hpp>
 #include <lapse/core/error.hpp>
+#include <lapse/core/name.hpp>
 #include <lapse/core/plugin.hpp>
 #include <lapse/core/runtime.hpp>
 #include <lapse/core/scope.hpp>

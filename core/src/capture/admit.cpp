@@ -162,7 +162,7 @@ void DeviceCore::capture_window(Duration& d) noexcept
 {
     CaptureCore* c = capture.load(std::memory_order_acquire);
     WindowNote* n = d.note_;
-    if (c == nullptr || n == nullptr || n->name.empty()) return;
+    if (c == nullptr || n == nullptr || !has_name(*n)) return;
     hand_over(c, n, d.token_words(), d.stream(), d.pending() ? nullptr : &d);
 }
 

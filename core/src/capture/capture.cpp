@@ -141,7 +141,7 @@ void read_anchor(CaptureHeader& h)
 CapturedWindow window_of(const WindowNote& n)
 {
     CapturedWindow w;
-    w.name = n.name;
+    w.name = name_of(n);
     w.source = n.source;
     w.stream = n.stream;
     w.thread = n.thread;
@@ -210,8 +210,9 @@ void CaptureCore::count_drop(const WindowNote& note) noexcept
     dropped_.fetch_add(1, std::memory_order_relaxed);
     try {
         std::lock_guard lock(drops_mutex_);
-        auto it = drops_.find(std::string_view(note.name));
-        if (it == drops_.end()) it = drops_.emplace(note.name, 0).first;
+        const std::string_view name = name_of(note);
+        auto it = drops_.find(name);
+        if (it == drops_.end()) it = drops_.emplace(std::string(name), 0).first;
         ++it->second;
         drops_changed_ = true;
     } catch (...) {
@@ -318,7 +319,7 @@ void CaptureCore::encode(WindowNote* note) noexcept
     if (!broken_.load(std::memory_order_relaxed)) {
         try {
             const CapturedWindow window = window_of(*note);
-            writer_.add(window, round_ns_);
+            writer_.add(window, note->interned, round_ns_);
             recorded_.fetch_add(1, std::memory_order_relaxed);
             written = true;
             for (const auto& observer : observers_) observer->window(window);

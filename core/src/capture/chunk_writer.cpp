@@ -142,7 +142,20 @@ uint32_t ChunkWriter::intern(std::string_view s)
     }
 }
 
-void ChunkWriter::add(const CapturedWindow& w, int64_t now_ns)
+uint32_t ChunkWriter::name_id(std::string_view name, const InternedName* interned)
+{
+    if (interned == nullptr) return intern(name);
+    if (interned->index >= by_name_.size()) {
+        by_name_.resize(interned->index + 1, 0);
+    } else if (const uint64_t known = by_name_[interned->index]; known >> 32 == chunk_epoch_) {
+        return static_cast<uint32_t>(known);
+    }
+    const uint32_t id = intern(name);
+    by_name_[interned->index] = uint64_t{chunk_epoch_} << 32 | id;
+    return id;
+}
+
+void ChunkWriter::add(const CapturedWindow& w, const InternedName* interned, int64_t now_ns)
 {
     if (body_.size() < body_size_ + max_record_bytes)
         body_.resize(std::max(body_size_, fmt::target_payload) + max_record_bytes);
@@ -153,7 +166,7 @@ void ChunkWriter::add(const CapturedWindow& w, int64_t now_ns)
                domain = static_cast<uint8_t>(w.domain) & 3;
     *p++ = static_cast<uint8_t>(state << fmt::state_shift | method << fmt::method_shift | domain << fmt::domain_shift |
                                 (elsewhere ? fmt::closed_elsewhere : 0));
-    p = wire::put_varint(p, intern(w.name));
+    p = wire::put_varint(p, name_id(w.name, interned));
     p = wire::put_varint(p, w.source);
     p = wire::put_varint(p, w.stream);
     p = wire::put_svarint(p, static_cast<int64_t>(w.thread - prev_thread_));
@@ -199,6 +212,7 @@ void ChunkWriter::reset_chunk()
     records_ = 0;
     string_spans_.clear();
     std::fill(slots_.begin(), slots_.end(), 0);
+    ++chunk_epoch_;  // every Name is looked up again
     prev_thread_ = 0;
     std::fill(std::begin(prev_start_), std::end(prev_start_), 0);
 }

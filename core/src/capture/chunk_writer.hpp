@@ -2,6 +2,7 @@
 // collector thread only (one writer per capture, no locking).
 #pragma once
 
+#include "../interned_name.hpp"
 #include "wire.hpp"
 
 #include <lapse/core/capture.hpp>
@@ -20,8 +21,9 @@ public:
     void write_header(const CaptureHeader& header);
     void write_source(const CaptureSource& source, int64_t now_ns);
     // Appends a window to the open windows chunk; the chunk is written when
-    // it reaches its target size.
-    void add(const CapturedWindow& w, int64_t now_ns);
+    // it reaches its target size. `interned`: the entry of the lapse::Name
+    // that named it (w.name is its text), or null.
+    void add(const CapturedWindow& w, const InternedName* interned, int64_t now_ns);
     bool has_windows() const noexcept { return records_ > 0; }
     void write_windows(int64_t now_ns);
     // Cumulative drop counts of the names that changed.
@@ -36,6 +38,9 @@ public:
 private:
     void emit(uint8_t type, std::string_view payload);
     uint32_t intern(std::string_view s);
+    // intern() of a window's name; a Name's entry is looked up by its
+    // index, without hashing its text.
+    uint32_t name_id(std::string_view name, const InternedName* interned);
     void reset_chunk();
 
     CaptureSink& sink_;
@@ -52,6 +57,10 @@ private:
     uint64_t records_ = 0;
     std::vector<std::pair<uint32_t, uint32_t>> string_spans_;  // offset, size of each string's bytes in strings_
     std::vector<uint32_t> slots_;                               // open addressing: index + 1, 0 empty
+    // By a Name's index: the chunk (chunk_epoch_) that interned it, in the
+    // high half, and its string id there.
+    std::vector<uint64_t> by_name_;
+    uint32_t chunk_epoch_ = 1;
     uint64_t prev_thread_ = 0;
     int64_t prev_start_[4] = {0, 0, 0, 0};
     std::string scratch_;

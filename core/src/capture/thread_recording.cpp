@@ -49,6 +49,7 @@ thread_local RecordingReaper reaper;
 // must read no message.
 void reset(WindowNote& n) noexcept
 {
+    n.interned = nullptr;
     n.message.clear();
     n.refs.store(1, std::memory_order_relaxed);
     n.claim.store(note_unshared, std::memory_order_relaxed);
@@ -116,6 +117,14 @@ WindowNote* make_name_note(std::string_view name)
         delete note;
         throw;
     }
+    return note;
+}
+
+WindowNote* make_interned_note(const InternedName* name)
+{
+    WindowNote* note = take_spare_or_new_note();
+    note->name.clear();  // a reused note may hold a copied name
+    note->interned = name;
     return note;
 }
 

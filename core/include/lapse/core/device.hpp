@@ -29,6 +29,7 @@
 #include <lapse/core/duration.hpp>
 #include <lapse/core/error.hpp>
 #include <lapse/core/export.hpp>
+#include <lapse/core/name.hpp>
 #include <lapse/core/window.hpp>
 #include <lapse/plugin.h>
 
@@ -124,37 +125,12 @@ public:
     // "Measurements behind the public headers", says why and what it saves.
     LAPSE_DETAIL_HOT_INLINE Window profile_start(Stream stream, std::string_view name = {})
     {
-        if (plugin_ == nullptr) [[unlikely]] {
-            if (disabled_) {
-                // LAPSE_DISABLE: nothing opens, nothing is recorded, no call.
-                Window w;
-                w.stream_ = stream;
-                return w;
-            }
-            Window w = profile_start_slow(stream, name);  // the device is closed
-            return Window(std::move(w), Window::FromSlowPath{});
-        }
-        // A named window opens inline too: its name goes into a note (one
-        // call), carried by the Window to the capture at its end.
-        detail::WindowNote* note = nullptr;
-        if (!name.empty()) [[unlikely]]
-            note = detail::make_name_note(name);
-        detail::CallErrorBuffer error;
-        lapse_token token{};
-        lapse_status status;
-        // A throw costs nothing until it happens (zero-cost unwinding); the
-        // handler turns it into this plugin's failure, so the window reads
-        // FAILED and profile()'s closure still runs.
-        try {
-            status = plugin_->profile_start(device_, stream, &token, &error.e);
-        } catch (...) {
-            status = detail::plugin_threw(plugin_, "profile_start", error.e);
-        }
-        if (status != LAPSE_OK) [[unlikely]] {
-            Window w = finish_start(stream, token, status, error.e, note);  // no window (system time) or a failure
-            return Window(std::move(w), Window::FromSlowPath{});
-        }
-        return Window(core_.get(), token, stream, note);
+        return start_inline(stream, name, nullptr);
+    }
+    // The same, named by a Name (lapse/core/name.hpp): no text is copied.
+    LAPSE_DETAIL_HOT_INLINE Window profile_start(Stream stream, const Name& name)
+    {
+        return start_inline(stream, {}, name.entry());
     }
     // Closes `window` (on its own stream, from any thread) and returns its
     // Duration: pending for a device window, READY/SYSTEM for a system-time
@@ -278,6 +254,46 @@ private:
     friend class Runtime;
     explicit Device(std::unique_ptr<detail::DeviceCore> core) noexcept;
     void submit_raw(Stream stream, lapse_work_fn run, void* user, void (*destroy)(void*));
+    // profile_start's body: a window named by `text` (copied into its note)
+    // or by `interned` (a Name's entry), or unnamed when both are empty.
+    LAPSE_DETAIL_HOT_INLINE Window start_inline(Stream stream, std::string_view text,
+                                                const detail::InternedName* interned)
+    {
+        if (plugin_ == nullptr) [[unlikely]] {
+            if (disabled_) {
+                // LAPSE_DISABLE: nothing opens, nothing is recorded, no call.
+                Window w;
+                w.stream_ = stream;
+                return w;
+            }
+            // The device is closed.
+            Window w = profile_start_slow(stream, interned != nullptr ? detail::interned_text(interned) : text);
+            return Window(std::move(w), Window::FromSlowPath{});
+        }
+        // A named window opens inline too: its name goes into a note (one
+        // call), carried by the Window to the capture at its end.
+        detail::WindowNote* note = nullptr;
+        if (interned != nullptr) [[unlikely]]
+            note = detail::make_interned_note(interned);
+        else if (!text.empty()) [[unlikely]]
+            note = detail::make_name_note(text);
+        detail::CallErrorBuffer error;
+        lapse_token token{};
+        lapse_status status;
+        // A throw costs nothing until it happens (zero-cost unwinding); the
+        // handler turns it into this plugin's failure, so the window reads
+        // FAILED and profile()'s closure still runs.
+        try {
+            status = plugin_->profile_start(device_, stream, &token, &error.e);
+        } catch (...) {
+            status = detail::plugin_threw(plugin_, "profile_start", error.e);
+        }
+        if (status != LAPSE_OK) [[unlikely]] {
+            Window w = finish_start(stream, token, status, error.e, note);  // no window (system time) or a failure
+            return Window(std::move(w), Window::FromSlowPath{});
+        }
+        return Window(core_.get(), token, stream, note);
+    }
     // The slow paths, out of line (system-time, failed, closed, foreign or
     // adopted windows; a named window opens and ends inline).
     Window profile_start_slow(Stream stream, std::string_view name);

@@ -12,6 +12,13 @@
 // abandons the window instead (its work did not finish as measured).
 // duration() ends the window early and returns its Duration, for a caller
 // who wants the number.
+//
+// A name fixed at the call site (a string literal) is cheaper interned
+// once, as Tracy's ZoneScopedN does with its static source location:
+//
+//   LAPSE_SCOPE_STATIC(dev, 0, "frame");   // a lapse::Name made once
+//
+// Both record the same name (lapse/core/name.hpp says what a Name costs).
 #pragma once
 
 #include <lapse/core/device.hpp>
@@ -24,6 +31,11 @@ namespace lapse {
 class ScopedWindow {
 public:
     ScopedWindow(Device& device, Stream stream, std::string_view name, EndOptions options = {})
+        : device_(&device), window_(device.profile_start(stream, name)), options_(options),
+          exceptions_(std::uncaught_exceptions())
+    {
+    }
+    ScopedWindow(Device& device, Stream stream, const Name& name, EndOptions options = {})
         : device_(&device), window_(device.profile_start(stream, name)), options_(options),
           exceptions_(std::uncaught_exceptions())
     {
@@ -57,3 +69,9 @@ private:
 // A ScopedWindow named `name` on `stream` of `device`, to the end of the scope.
 #define LAPSE_SCOPE(device, stream, name) \
     ::lapse::ScopedWindow LAPSE_DETAIL_CONCAT(lapse_scope_, __LINE__)((device), (stream), (name))
+// The same for a string literal `literal` (anything else does not compile),
+// interned once per call site.
+#define LAPSE_SCOPE_STATIC(device, stream, literal)                                                    \
+    static const ::lapse::Name LAPSE_DETAIL_CONCAT(lapse_scope_name_, __LINE__)("" literal "");       \
+    ::lapse::ScopedWindow LAPSE_DETAIL_CONCAT(lapse_scope_, __LINE__)((device), (stream),                \
+                                                                      LAPSE_DETAIL_CONCAT(lapse_scope_name_, __LINE__))

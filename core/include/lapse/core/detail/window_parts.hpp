@@ -22,6 +22,9 @@ LAPSE_CORE_API std::string_view note_name(const WindowNote* note) noexcept;
 // A named window's note, made when it opens (reused from this thread's
 // spares once warm). Throws std::bad_alloc like new.
 LAPSE_CORE_API WindowNote* make_name_note(std::string_view name);
+// The same for a lapse::Name's entry (non-null): nothing is copied.
+struct InternedName;
+LAPSE_CORE_API WindowNote* make_interned_note(const InternedName* name);
 // Hands a named window that closed pending on `device` to the capture the
 // device records into, if any (recorded exactly once from then on, whether
 // its Duration is kept, resolved or dropped).
