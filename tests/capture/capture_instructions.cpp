@@ -9,6 +9,7 @@
 //             in the same loop as `named` (the two paths meet in one function)
 //   plain     unnamed windows, no capture, in a loop that never names one
 //   named     named windows recorded into a capture, Durations kept (as in lapse bench)
+//   interned  the same, named by lapse::Name (the names interned once, before the loop)
 //   dropped   named windows recorded into a capture, Durations dropped at once
 //
 // Each round is 1,024 windows (lapse bench's batch); between rounds,
@@ -38,6 +39,15 @@ const char* const kNames[] = {"frame", "update", "physics", "render", "shadow", 
     }
 }
 
+[[gnu::noinline]] void lapse_counted_windows(lapse::Device& dev, std::vector<lapse::Duration>& durations,
+                                             const std::vector<lapse::Name>& names)
+{
+    for (uint32_t i = 0; i < kWindowsPerRound; ++i) {
+        lapse::Window w = dev.profile_start(0, names[i & 7]);
+        durations[i] = dev.profile_end(w);
+    }
+}
+
 [[gnu::noinline]] void lapse_counted_windows(lapse::Device& dev, std::vector<lapse::Duration>& durations)
 {
     for (uint32_t i = 0; i < kWindowsPerRound; ++i) {
@@ -59,8 +69,8 @@ const char* const kNames[] = {"frame", "update", "physics", "render", "shadow", 
 int main(int argc, char** argv)
 {
     const std::string path = argc == 2 ? argv[1] : "";
-    if (path != "unnamed" && path != "plain" && path != "named" && path != "dropped") {
-        std::fprintf(stderr, "usage: %s unnamed|plain|named|dropped\n", argv[0]);
+    if (path != "unnamed" && path != "plain" && path != "named" && path != "interned" && path != "dropped") {
+        std::fprintf(stderr, "usage: %s unnamed|plain|named|interned|dropped\n", argv[0]);
         return 2;
     }
     lapse::Runtime runtime;
@@ -77,9 +87,13 @@ int main(int argc, char** argv)
         dev.record_into(capture);
     }
     std::vector<lapse::Duration> durations(kWindowsPerRound);
+    std::vector<lapse::Name> names;
+    for (const char* n : kNames) names.emplace_back(n);
     for (int round = 0; round < kRounds; ++round) {
         if (path == "dropped") {
             lapse_counted_windows(dev);
+        } else if (path == "interned") {
+            lapse_counted_windows(dev, durations, names);
         } else if (path == "plain") {
             lapse_counted_windows(dev, durations);
         } else {

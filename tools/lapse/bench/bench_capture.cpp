@@ -5,6 +5,7 @@
 //   capture_named_vs_unnamed   a named window recorded into a capture (its
 //                              Duration kept, the collector resolving) /
 //                              the same window unnamed and unrecorded, C++ API
+//   capture_interned_vs_unnamed  the same, named by lapse::Name (reported)
 //   capture_windows_per_s      named windows per second through a capture,
 //                              sustained (policy block: none dropped), the
 //                              final drain included
@@ -36,9 +37,15 @@ double rss_mib()
     return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
 }
 
-// Start+end of `batch` windows, Durations kept; named ones into a capture.
-void api_windows(benchmark::State& st, Context& ctx, bool named)
+enum class Naming { none, text, interned };
+
+// Start+end of `batch` windows, Durations kept; named ones (by their text or
+// by lapse::Name) into a capture.
+void api_windows(benchmark::State& st, Context& ctx, Naming naming)
 {
+    const bool named = naming != Naming::none;
+    std::vector<Name> names;
+    for (const char* n : recorded_names) names.emplace_back(n);
     Recording r;
     const auto file = scratch_file("named.lapse-capture");
     try {
@@ -56,7 +63,9 @@ void api_windows(benchmark::State& st, Context& ctx, bool named)
     for (auto _ : st) {
         const auto t0 = Clock::now();
         for (uint32_t i = 0; i < n; ++i) {
-            Window w = named ? dev.profile_start(0, recorded_names[i & 7]) : dev.profile_start(0);
+            Window w = naming == Naming::interned ? dev.profile_start(0, names[i & 7])
+                       : named                    ? dev.profile_start(0, recorded_names[i & 7])
+                                                  : dev.profile_start(0);
             durations[i] = dev.profile_end(w);
         }
         const auto t1 = Clock::now();
@@ -212,9 +221,11 @@ void disabled_windows(benchmark::State& st, Context& ctx)
 void add_capture(Context& ctx, std::vector<FigureSpec>& figures)
 {
     const double mt = ctx.min_time;
-    add("capture.unnamed", [&ctx](benchmark::State& st) { api_windows(st, ctx, false); })->UseManualTime()->MinTime(mt);
-    add("capture.named", [&ctx](benchmark::State& st) { api_windows(st, ctx, true); })->UseManualTime()->MinTime(mt);
-    add("capture.unnamed_b", [&ctx](benchmark::State& st) { api_windows(st, ctx, false); })->UseManualTime()->MinTime(mt);
+    auto windows = [&ctx](Naming naming) { return [&ctx, naming](benchmark::State& st) { api_windows(st, ctx, naming); }; };
+    add("capture.unnamed", windows(Naming::none))->UseManualTime()->MinTime(mt);
+    add("capture.named", windows(Naming::text))->UseManualTime()->MinTime(mt);
+    add("capture.interned", windows(Naming::interned))->UseManualTime()->MinTime(mt);
+    add("capture.unnamed_b", windows(Naming::none))->UseManualTime()->MinTime(mt);
     add("capture.sustained", [&ctx](benchmark::State& st) { sustained(st, ctx); })->UseManualTime()->Iterations(1);
     add("capture.report", [&ctx](benchmark::State& st) { report_read(st, ctx); })->UseManualTime()->Iterations(1);
     add("capture.disabled", [&ctx](benchmark::State& st) { disabled_windows(st, ctx); })->UseManualTime()->MinTime(mt);
@@ -228,6 +239,12 @@ void add_capture(Context& ctx, std::vector<FigureSpec>& figures)
         "capture.unnamed|capture.unnamed_b",
         ctx.batch);
     figures.push_back(f);
+    FigureSpec interned = f;
+    interned.figure.key = "capture_interned_vs_unnamed";
+    interned.figure.title = "window named by a lapse::Name recorded into a capture, C++ API, caller's cost";
+    interned.figure.target = Target::report;
+    interned.subject = "capture.interned";
+    figures.push_back(interned);
 
     FigureSpec r;
     r.figure.key = "capture_windows_per_s";
