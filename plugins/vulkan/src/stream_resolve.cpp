@@ -55,6 +55,12 @@ struct Conversion {
     int64_t ref_host_ns;
 };
 
+Conversion conversion_of(uint64_t mask, double period_ns, uint32_t valid_bits, const Placement& place) noexcept
+{
+    return Conversion{mask, period_ns, valid_bits == 64, place.host_timeline, place.point.device_ticks & mask,
+                      place.point.host_ns};
+}
+
 // A window's interval from its two stamps: the difference under the
 // valid-bits mask, converted in double; placed on the host clock through
 // the calibration when there is one (an error there shifts the window,
@@ -238,12 +244,7 @@ void Stream::read_run(FullAnswers answers, uint32_t count, const Placement& plac
         }
         return;
     }
-    const Conversion c{mask_,
-                       ctx_.period_ns,
-                       cfg_.valid_bits == 64,
-                       place.host_timeline,
-                       place.point.device_ticks & mask_,
-                       place.point.host_ns};
+    const Conversion c = conversion_of(mask_, ctx_.period_ns, cfg_.valid_bits, place);
     const bool own_mode = own();
     const ReadItem* items = run_.data();
     const uint64_t* results = results_.data();
@@ -301,12 +302,7 @@ void Stream::read_run(CompactAnswers answers, uint32_t count, const Placement& p
                                        LAPSE_COMPACT_RESOLVE_FULL);
         return;
     }
-    const Conversion c{mask_,
-                       ctx_.period_ns,
-                       cfg_.valid_bits == 64,
-                       place.host_timeline,
-                       place.point.device_ticks & mask_,
-                       place.point.host_ns};
+    const Conversion c = conversion_of(mask_, ctx_.period_ns, cfg_.valid_bits, place);
     const uint64_t* results = results_.data();
     for (uint32_t k = 0; k < count; ++k) {
         const uint32_t i = items[k].index;
