@@ -91,6 +91,86 @@ inline void convert(const Conversion& c, uint64_t start_stamp, uint64_t end_stam
 
 }  // namespace
 
+// Validates a pending token, and in own mode checks that the segment
+// holding the window's end is done (closing it when it is still being
+// recorded here). Changes no window.
+// Inline in both passes' loops: it is most of what a readable window costs.
+[[gnu::always_inline]] inline Stream::Readiness Stream::readiness(const lapse_token& token, RingSlot*& slot,
+                                                                  ResolveProgress& progress, bool& need_flush)
+{
+    uint64_t position = 0;
+    slot = slot_of(ring_, token, position);
+    if (slot == nullptr || (slot->state != SlotState::Open && slot->state != SlotState::Closed))
+        return Readiness::no_window;
+    if (token.opened_on != cfg_.index) return Readiness::wrong_stream;
+    if (slot->state == SlotState::Open) return Readiness::still_open;
+    if (poison_of(*slot) != LAPSE_OK) return Readiness::poisoned;
+    if (own() && slot->end_serial > completed_) {
+        if (slot->end_serial >= submit_cursor_) {
+            need_flush = true;  // still recorded here or waiting behind a callback
+            if (current_ != 0 && current_ <= slot->end_serial) close_current(nullptr);
+        } else {
+            progress.wait_serial = std::max(progress.wait_serial, slot->end_serial);
+        }
+        ++progress.pending;
+        return Readiness::pending;
+    }
+    return Readiness::readable;
+}
+
+[[gnu::always_inline]] inline RingSlot* Stream::check_readable(const lapse_token& token, FullAnswers answers,
+                                                               uint32_t i, ResolveProgress& progress,
+                                                               PassErrors& errors, bool& need_flush)
+{
+    RingSlot* slot = nullptr;
+    lapse_duration& out = answers.out[i];
+    switch (readiness(token, slot, progress, need_flush)) {
+    case Readiness::readable:
+        return slot;
+    case Readiness::pending:
+        return nullptr;
+    case Readiness::no_window:
+        sdk::set_duration(out, LAPSE_DURATION_FAILED,
+                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_INVALID_TOKEN,
+                                                 "vulkan: resolve: token %" PRIu64
+                                                 " names no closed window: never opened, already resolved or abandoned",
+                                                 token.id)));
+        return nullptr;
+    case Readiness::wrong_stream:
+        sdk::set_duration(out, LAPSE_DURATION_FAILED,
+                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_WRONG_STREAM,
+                                                 "vulkan: resolve: token %" PRIu64
+                                                 " says stream %u but its window is on stream %u",
+                                                 token.id, token.opened_on, cfg_.index)));
+        return nullptr;
+    case Readiness::still_open:
+        sdk::set_duration(out, LAPSE_DURATION_FAILED,
+                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_INVALID_TOKEN,
+                                                 "vulkan: resolve: token %" PRIu64
+                                                 " is still open: close it with profile_end first",
+                                                 token.id)));
+        return nullptr;
+    case Readiness::poisoned:
+        // A window hit by a device or stream failure is FAILED.
+        sdk::set_duration(out, LAPSE_DURATION_FAILED, poison_of(*slot));
+        slot->state = SlotState::Released;
+        return nullptr;
+    }
+    return nullptr;
+}
+
+[[gnu::always_inline]] inline RingSlot* Stream::check_readable(const lapse_token& token, CompactAnswers answers,
+                                                               uint32_t i, ResolveProgress& progress,
+                                                               PassErrors& /*errors: the full resolve names them*/,
+                                                               bool& need_flush)
+{
+    RingSlot* slot = nullptr;
+    const Readiness r = readiness(token, slot, progress, need_flush);
+    if (r == Readiness::readable || r == Readiness::pending) return r == Readiness::readable ? slot : nullptr;
+    sdk::set_compact_not_ready(answers.stamps[i], answers.states[i], LAPSE_COMPACT_RESOLVE_FULL);
+    return nullptr;
+}
+
 template <class Answers>
 lapse_status Stream::resolve_pass(const lapse_token* tokens, Answers answers, uint32_t n, const Placement& place,
                                   ResolveProgress& progress, lapse_error* error)
@@ -131,83 +211,6 @@ lapse_status Stream::resolve_pass(const lapse_token* tokens, Answers answers, ui
     }
     reclaim();
     return errors.first;
-}
-
-// Validates a pending token, and in own mode checks that the segment
-// holding the window's end is done (closing it when it is still being
-// recorded here). Changes no window.
-Stream::Readiness Stream::readiness(const lapse_token& token, RingSlot*& slot, ResolveProgress& progress,
-                                    bool& need_flush)
-{
-    uint64_t position = 0;
-    slot = slot_of(ring_, token, position);
-    if (slot == nullptr || (slot->state != SlotState::Open && slot->state != SlotState::Closed))
-        return Readiness::no_window;
-    if (token.opened_on != cfg_.index) return Readiness::wrong_stream;
-    if (slot->state == SlotState::Open) return Readiness::still_open;
-    if (poison_of(*slot) != LAPSE_OK) return Readiness::poisoned;
-    if (own() && slot->end_serial > completed_) {
-        if (slot->end_serial >= submit_cursor_) {
-            need_flush = true;  // still recorded here or waiting behind a callback
-            if (current_ != 0 && current_ <= slot->end_serial) close_current(nullptr);
-        } else {
-            progress.wait_serial = std::max(progress.wait_serial, slot->end_serial);
-        }
-        ++progress.pending;
-        return Readiness::pending;
-    }
-    return Readiness::readable;
-}
-
-RingSlot* Stream::check_readable(const lapse_token& token, FullAnswers answers, uint32_t i, ResolveProgress& progress,
-                                 PassErrors& errors, bool& need_flush)
-{
-    RingSlot* slot = nullptr;
-    lapse_duration& out = answers.out[i];
-    switch (readiness(token, slot, progress, need_flush)) {
-    case Readiness::readable:
-        return slot;
-    case Readiness::pending:
-        return nullptr;
-    case Readiness::no_window:
-        sdk::set_duration(out, LAPSE_DURATION_FAILED,
-                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_INVALID_TOKEN,
-                                                 "vulkan: resolve: token %" PRIu64
-                                                 " names no closed window: never opened, already resolved or abandoned",
-                                                 token.id)));
-        return nullptr;
-    case Readiness::wrong_stream:
-        sdk::set_duration(out, LAPSE_DURATION_FAILED,
-                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_WRONG_STREAM,
-                                                 "vulkan: resolve: token %" PRIu64
-                                                 " says stream %u but its window is on stream %u",
-                                                 token.id, token.opened_on, cfg_.index)));
-        return nullptr;
-    case Readiness::still_open:
-        sdk::set_duration(out, LAPSE_DURATION_FAILED,
-                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_INVALID_TOKEN,
-                                                 "vulkan: resolve: token %" PRIu64
-                                                 " is still open: close it with profile_end first",
-                                                 token.id)));
-        return nullptr;
-    case Readiness::poisoned:
-        // A window hit by a device or stream failure is FAILED.
-        sdk::set_duration(out, LAPSE_DURATION_FAILED, poison_of(*slot));
-        slot->state = SlotState::Released;
-        return nullptr;
-    }
-    return nullptr;
-}
-
-RingSlot* Stream::check_readable(const lapse_token& token, CompactAnswers answers, uint32_t i,
-                                 ResolveProgress& progress, PassErrors& /*errors: the full resolve names them*/,
-                                 bool& need_flush)
-{
-    RingSlot* slot = nullptr;
-    const Readiness r = readiness(token, slot, progress, need_flush);
-    if (r == Readiness::readable || r == Readiness::pending) return r == Readiness::readable ? slot : nullptr;
-    sdk::set_compact_not_ready(answers.stamps[i], answers.states[i], LAPSE_COMPACT_RESOLVE_FULL);
-    return nullptr;
 }
 
 VkResult Stream::read_queries(uint32_t count, uint32_t& stride)
