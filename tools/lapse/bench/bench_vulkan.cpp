@@ -343,8 +343,9 @@ void add_vulkan(Context& ctx, std::vector<FigureSpec>& figures)
     const std::string windows = std::to_string(ctx.batch) + " closed, synced windows";
     FigureSpec f = time_ratio_at_most(
         "vulkan_readback_vs_one_query_call",
-        compact != nullptr ? "vulkan resolve of " + windows + " into stamp pairs (lapse.resolve_compact/1)"
-                           : "vulkan resolve of " + windows + " (the device offers no lapse.resolve_compact/1)",
+        compact != nullptr      ? "vulkan resolve of " + windows + " into stamp pairs (lapse.resolve_compact/1)"
+        : unavailable.empty()   ? "vulkan resolve of " + windows + " (the device offers no lapse.resolve_compact/1)"
+                                : "vulkan resolve of " + windows,
         "one vkGetQueryPoolResults of as many timestamp pairs",
         1.2,
         compact != nullptr ? "vulkan.plugin_readback_compact" : "vulkan.plugin_readback",

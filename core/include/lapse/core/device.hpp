@@ -125,12 +125,12 @@ public:
     // "Measurements behind the public headers", says why and what it saves.
     LAPSE_DETAIL_HOT_INLINE Window profile_start(Stream stream, std::string_view name = {})
     {
-        return start_inline(stream, name, nullptr);
+        return start_inline<false>(stream, name, nullptr);
     }
     // The same, named by a Name (lapse/core/name.hpp): no text is copied.
     LAPSE_DETAIL_HOT_INLINE Window profile_start(Stream stream, const Name& name)
     {
-        return start_inline(stream, {}, name.entry());
+        return start_inline<true>(stream, {}, name.entry());
     }
     // Closes `window` (on its own stream, from any thread) and returns its
     // Duration: pending for a device window, READY/SYSTEM for a system-time
@@ -255,7 +255,10 @@ private:
     explicit Device(std::unique_ptr<detail::DeviceCore> core) noexcept;
     void submit_raw(Stream stream, lapse_work_fn run, void* user, void (*destroy)(void*));
     // profile_start's body: a window named by `text` (copied into its note)
-    // or by `interned` (a Name's entry), or unnamed when both are empty.
+    // or, `Interned`, by `interned` (a Name's entry); unnamed when empty.
+    // A template, so that the string form compiles to what it was before
+    // Names: the disabled window's few instructions are sensitive to it.
+    template <bool Interned>
     LAPSE_DETAIL_HOT_INLINE Window start_inline(Stream stream, std::string_view text,
                                                 const detail::InternedName* interned)
     {
@@ -267,16 +270,19 @@ private:
                 return w;
             }
             // The device is closed.
-            Window w = profile_start_slow(stream, interned != nullptr ? detail::interned_text(interned) : text);
+            Window w = profile_start_slow(stream, Interned ? detail::interned_text(interned) : text);
             return Window(std::move(w), Window::FromSlowPath{});
         }
         // A named window opens inline too: its name goes into a note (one
         // call), carried by the Window to the capture at its end.
         detail::WindowNote* note = nullptr;
-        if (interned != nullptr) [[unlikely]]
-            note = detail::make_interned_note(interned);
-        else if (!text.empty()) [[unlikely]]
-            note = detail::make_name_note(text);
+        if constexpr (Interned) {
+            if (interned != nullptr) [[unlikely]]
+                note = detail::make_interned_note(interned);
+        } else {
+            if (!text.empty()) [[unlikely]]
+                note = detail::make_name_note(text);
+        }
         detail::CallErrorBuffer error;
         lapse_token token{};
         lapse_status status;
