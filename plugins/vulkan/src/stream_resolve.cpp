@@ -124,32 +124,29 @@ inline void convert(const Conversion& c, uint64_t start_stamp, uint64_t end_stam
 {
     RingSlot* slot = nullptr;
     lapse_duration& out = answers.out[i];
+    // The window resolves FAILED with `status` (its message written first).
+    auto refuse = [&](lapse_status status) -> RingSlot* {
+        sdk::set_duration(out, LAPSE_DURATION_FAILED, errors.note(status));
+        return nullptr;
+    };
     switch (readiness(token, slot, progress, need_flush)) {
     case Readiness::readable:
         return slot;
     case Readiness::pending:
         return nullptr;
     case Readiness::no_window:
-        sdk::set_duration(out, LAPSE_DURATION_FAILED,
-                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_INVALID_TOKEN,
-                                                 "vulkan: resolve: token %" PRIu64
-                                                 " names no closed window: never opened, already resolved or abandoned",
-                                                 token.id)));
-        return nullptr;
+        return refuse(sdk::failf(errors.next(), LAPSE_ERROR_INVALID_TOKEN,
+                                 "vulkan: resolve: token %" PRIu64
+                                 " names no closed window: never opened, already resolved or abandoned",
+                                 token.id));
     case Readiness::wrong_stream:
-        sdk::set_duration(out, LAPSE_DURATION_FAILED,
-                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_WRONG_STREAM,
-                                                 "vulkan: resolve: token %" PRIu64
-                                                 " says stream %u but its window is on stream %u",
-                                                 token.id, token.opened_on, cfg_.index)));
-        return nullptr;
+        return refuse(sdk::failf(errors.next(), LAPSE_ERROR_WRONG_STREAM,
+                                 "vulkan: resolve: token %" PRIu64 " says stream %u but its window is on stream %u",
+                                 token.id, token.opened_on, cfg_.index));
     case Readiness::still_open:
-        sdk::set_duration(out, LAPSE_DURATION_FAILED,
-                          errors.note(sdk::failf(errors.next(), LAPSE_ERROR_INVALID_TOKEN,
-                                                 "vulkan: resolve: token %" PRIu64
-                                                 " is still open: close it with profile_end first",
-                                                 token.id)));
-        return nullptr;
+        return refuse(sdk::failf(errors.next(), LAPSE_ERROR_INVALID_TOKEN,
+                                 "vulkan: resolve: token %" PRIu64 " is still open: close it with profile_end first",
+                                 token.id));
     case Readiness::poisoned:
         // A window hit by a device or stream failure is FAILED.
         sdk::set_duration(out, LAPSE_DURATION_FAILED, poison_of(*slot));
