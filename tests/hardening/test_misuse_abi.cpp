@@ -225,6 +225,11 @@ TEST_CASE("raw ABI: a token never handed out, or from another device, is refused
             // A token of device A on device B, where B has no window open:
             // B refuses it. (The raw ABI cannot tell two devices' tokens
             // apart when their ids coincide; the C++ API checks the device.)
+            // Synced first: forward opens and abandons a probe window per
+            // stream when it opens, and an abandoned window stays live until
+            // its stream reaches it, so B would rightly answer that a token
+            // with a probe's id names a window on another stream.
+            REQUIRE(b.p->sync(b.d, LAPSE_ALL_STREAMS, nullptr) == LAPSE_OK);
             lapse_token of_a = a.start(0);
             lapse_error wrong = fresh_error();
             CHECK(b.end(of_a, &wrong) == LAPSE_ERROR_INVALID_TOKEN);
