@@ -105,22 +105,34 @@ TEST_CASE("forward over single_window: streams keep their own segments", "[forwa
 {
     Runtime runtime = make_runtime();
     Device dev = runtime.open(config(kForwardOverSingleWindow));
-    Gate gate;
-    gate.close_on(dev, 0);
-    gate.close_on(dev, 1);
-    Busy on0, on1;
-    Window a = dev.profile_start(0);
-    Window b = dev.profile_start(1);
-    submit_busy(dev, 0, 10ms, on0);
-    submit_busy(dev, 1, 20ms, on1);
-    Window c = dev.profile_start(1);  // a boundary on stream 1 only
-    Duration dc = dev.profile_end(c);
-    Duration db = dev.profile_end(b);
-    Duration da = dev.profile_end(a);
-    gate.open();
-    CHECK_WITHIN_5PCT(ready(da).ns(), on0.ns());
-    CHECK_WITHIN_5PCT(ready(db).ns(), on1.ns());
-    CHECK(ready(dc).ns() < 1'000'000);  // c opened after stream 1's work was queued
+    // Every attempt's windows must hold their stream's work; one attempt of
+    // up to five must also read it within 5%: a worker preempted between a
+    // marker and the work (two workers and the test share two cores under
+    // ctest -j2) rightly widens its window, by milliseconds.
+    bool within = false;
+    for (int attempt = 0; attempt < 5 && !within; ++attempt) {
+        Gate gate;
+        gate.close_on(dev, 0);
+        gate.close_on(dev, 1);
+        Busy on0, on1;
+        Window a = dev.profile_start(0);
+        Window b = dev.profile_start(1);
+        submit_busy(dev, 0, 10ms, on0);
+        submit_busy(dev, 1, 20ms, on1);
+        Window c = dev.profile_start(1);  // a boundary on stream 1 only
+        Duration dc = dev.profile_end(c);
+        Duration db = dev.profile_end(b);
+        Duration da = dev.profile_end(a);
+        gate.open();
+        const Interval ia = ready(da), ib = ready(db), ic = ready(dc);
+        INFO("attempt " << attempt << ": a " << ia.ns() << " ns over " << on0.ns() << ", b " << ib.ns() << " ns over "
+                        << on1.ns() << ", c " << ic.ns() << " ns");
+        CHECK(holds(ia, on0));
+        CHECK(holds(ib, on1));
+        // c opened after stream 1's work was queued.
+        within = within_5pct(ia.ns(), on0.ns()) && within_5pct(ib.ns(), on1.ns()) && ic.ns() < 1'000'000;
+    }
+    CHECK(within);
 }
 
 TEST_CASE("forward over single_window: a window may end on another thread", "[forward][single_window]")
