@@ -36,27 +36,29 @@ TEST_CASE("stacks of depth 8 open, measure and close", "[forward][stack]")
                                  "single_window"});
     const std::string bottom = layers.back() == "cpu" ? "mode = \"stream\"\nstreams = 2\n" : "streams = 2\n";
     INFO(stack_config(layers, bottom));
-    Runtime runtime = make_runtime();
-    Device dev = runtime.open(config(stack_config(layers, bottom)));
-    CHECK(dev.info().plugin == layers.front());
-    CHECK(dev.info().stream_count == 2);
-    CHECK(dev.info().has(LAPSE_CAP_DEVICE_CLOCK));
+    within_5pct_on_one_of(kAttempts, [&](Lengths& lengths) {
+        Runtime runtime = make_runtime();
+        Device dev = runtime.open(config(stack_config(layers, bottom)));
+        CHECK(dev.info().plugin == layers.front());
+        CHECK(dev.info().stream_count == 2);
+        CHECK(dev.info().has(LAPSE_CAP_DEVICE_CLOCK));
 
-    Gate gate;
-    gate.close_on(dev, 1);  // through fusion layers it reaches the worker when the window opens
-    Busy outer_only, both;
-    Window outer = dev.profile_start(1);
-    submit_busy(dev, 1, 4ms, outer_only);
-    Duration inner = dev.profile(1, [&] { submit_busy(dev, 1, 4ms, both); }, {.flush = true});
-    Duration d = dev.profile_end(outer, {.flush = true});
-    gate.open();
-    Interval o = ready(d), i = ready(inner);
-    CHECK(i.method == TimingMethod::device);
-    CHECK(holds(i, both));
-    CHECK(holds(o, outer_only));
-    CHECK(holds(o, both));
-    CHECK_WITHIN_5PCT(i.ns(), both.ns(), 1'000'000);
-    dev.close();
+        Gate gate;
+        gate.close_on(dev, 1);  // through fusion layers it reaches the worker when the window opens
+        Busy outer_only, both;
+        Window outer = dev.profile_start(1);
+        submit_busy(dev, 1, 4ms, outer_only);
+        Duration inner = dev.profile(1, [&] { submit_busy(dev, 1, 4ms, both); }, {.flush = true});
+        Duration d = dev.profile_end(outer, {.flush = true});
+        gate.open();
+        Interval o = ready(d), i = ready(inner);
+        CHECK(i.method == TimingMethod::device);
+        CHECK(holds(i, both));
+        CHECK(holds(o, outer_only));
+        CHECK(holds(o, both));
+        lengths.expect_within_5pct("the inner window", i.ns(), both.ns(), 1'000'000);
+        dev.close();
+    });
 }
 
 TEST_CASE("a stack that refers back to itself is refused with the path of the cycle", "[forward][stack]")

@@ -32,24 +32,26 @@ TEST_CASE("forward: windows keep their stream and measure device time", "[forwar
 {
     const std::string_view cfg = GENERATE(kForwardOverCpu, kForwardOwnTokensOverCpu);
     INFO(cfg);
-    Runtime runtime = make_runtime();
-    Device dev = runtime.open(config(cfg));
-    CHECK(dev.info().has(LAPSE_CAP_DEVICE_CLOCK | LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING | LAPSE_CAP_SPLIT_THREADS));
-    CHECK(std::string(dev.info().name).rfind("forward(", 0) == 0);
-    Gate gate;
-    gate.close_on(dev, 1);
-    Busy b;
-    Window w = dev.profile_start(1);
-    REQUIRE(w.kind() == Window::Kind::device);
-    CHECK(w.token().opened_on == 1);
-    CHECK(w.token().id != 0);
-    submit_busy(dev, 1, 5ms, b);
-    Duration d = dev.profile_end(w);
-    gate.open();
-    Interval iv = ready(d);
-    CHECK(iv.method == TimingMethod::device);
-    CHECK(holds(iv, b));
-    CHECK_WITHIN_5PCT(iv.ns(), b.ns());
+    within_5pct_on_one_of(kAttempts, [&](Lengths& lengths) {
+        Runtime runtime = make_runtime();
+        Device dev = runtime.open(config(cfg));
+        CHECK(dev.info().has(LAPSE_CAP_DEVICE_CLOCK | LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING | LAPSE_CAP_SPLIT_THREADS));
+        CHECK(std::string(dev.info().name).rfind("forward(", 0) == 0);
+        Gate gate;
+        gate.close_on(dev, 1);
+        Busy b;
+        Window w = dev.profile_start(1);
+        REQUIRE(w.kind() == Window::Kind::device);
+        CHECK(w.token().opened_on == 1);
+        CHECK(w.token().id != 0);
+        submit_busy(dev, 1, 5ms, b);
+        Duration d = dev.profile_end(w);
+        gate.open();
+        Interval iv = ready(d);
+        CHECK(iv.method == TimingMethod::device);
+        CHECK(holds(iv, b));
+        lengths.expect_within_5pct("the window", iv.ns(), b.ns());
+    });
 }
 
 TEST_CASE("forward: the flush flag travels down to a batching backend", "[forward]")

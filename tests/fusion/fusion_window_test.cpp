@@ -19,63 +19,67 @@ constexpr auto kCost = 4ms;
 
 TEST_CASE("fusion: flush runs the queue inside the window", "[fusion]")
 {
-    Runtime runtime = make_runtime();
-    Device dev = open_fusion(runtime, 64);
-    REQUIRE(dev.info().has(LAPSE_CAP_BATCHING));
-    constexpr int N = 6;
+    within_5pct_on_one_of(kAttempts, [](Lengths& lengths) {
+        Runtime runtime = make_runtime();
+        Device dev = open_fusion(runtime, 64);
+        REQUIRE(dev.info().has(LAPSE_CAP_BATCHING));
+        constexpr int N = 6;
 
-    Gate gate;
-    gate.close_on(dev, 0);  // queued in fusion: the window's start hands it to the worker
-    std::array<Busy, N> with;
-    Window w = dev.profile_start(0);
-    REQUIRE(w.kind() == Window::Kind::device);
-    for (auto& b : with) submit_busy(dev, 0, kCost, b);
-    Duration flushed = dev.profile_end(w, {.flush = true});
-    gate.open();
-    Interval f = ready(flushed);
-    for (auto& b : with) CHECK(holds(f, b));
-    CHECK_WITHIN_5PCT(f.ns(), span_ns(with.front(), with.back()));
-    CHECK(f.ns() >= N * std::chrono::nanoseconds(kCost).count());
+        Gate gate;
+        gate.close_on(dev, 0);  // queued in fusion: the window's start hands it to the worker
+        std::array<Busy, N> with;
+        Window w = dev.profile_start(0);
+        REQUIRE(w.kind() == Window::Kind::device);
+        for (auto& b : with) submit_busy(dev, 0, kCost, b);
+        Duration flushed = dev.profile_end(w, {.flush = true});
+        gate.open();
+        Interval f = ready(flushed);
+        for (auto& b : with) CHECK(holds(f, b));
+        lengths.expect_within_5pct("the flushed window", f.ns(), span_ns(with.front(), with.back()));
+        CHECK(f.ns() >= N * std::chrono::nanoseconds(kCost).count());
 
-    std::array<Busy, N> without;
-    Gate gate2;
-    gate2.close_on(dev, 0);
-    Window w2 = dev.profile_start(0);
-    for (auto& b : without) submit_busy(dev, 0, kCost, b);
-    Duration unflushed = dev.profile_end(w2);
-    gate2.open();
-    Interval u = ready(unflushed);  // its end marker does not wait for the queue
-    dev.sync();
-    for (auto& b : without) {
-        REQUIRE(b.ran());
-        CHECK(b.start_ns.load() >= u.end_ns);  // the closure's ops ran after the window
-    }
-    CHECK(u.ns() < std::chrono::nanoseconds(kCost).count());  // "much less": not even one op
+        std::array<Busy, N> without;
+        Gate gate2;
+        gate2.close_on(dev, 0);
+        Window w2 = dev.profile_start(0);
+        for (auto& b : without) submit_busy(dev, 0, kCost, b);
+        Duration unflushed = dev.profile_end(w2);
+        gate2.open();
+        Interval u = ready(unflushed);  // its end marker does not wait for the queue
+        dev.sync();
+        for (auto& b : without) {
+            REQUIRE(b.ran());
+            CHECK(b.start_ns.load() >= u.end_ns);  // the closure's ops ran after the window
+        }
+        CHECK(u.ns() < std::chrono::nanoseconds(kCost).count());  // "much less": not even one op
+    });
 }
 
 TEST_CASE("fusion: earlier work stays out", "[fusion]")
 {
-    Runtime runtime = make_runtime();
-    Device dev = open_fusion(runtime, 64);
-    Gate gate;
-    gate.close_on(dev, 0);
-    std::array<Busy, 4> earlier;
-    for (auto& b : earlier) submit_busy(dev, 0, kCost, b);
-    CHECK_FALSE(earlier[0].ran());  // still queued in fusion when the window opens
+    within_5pct_on_one_of(kAttempts, [](Lengths& lengths) {
+        Runtime runtime = make_runtime();
+        Device dev = open_fusion(runtime, 64);
+        Gate gate;
+        gate.close_on(dev, 0);
+        std::array<Busy, 4> earlier;
+        for (auto& b : earlier) submit_busy(dev, 0, kCost, b);
+        CHECK_FALSE(earlier[0].ran());  // still queued in fusion when the window opens
 
-    Busy inside;
-    Window w = dev.profile_start(0);
-    submit_busy(dev, 0, kCost, inside);
-    Duration d = dev.profile_end(w, {.flush = true});
-    gate.open();
-    Interval iv = ready(d);
-    for (auto& b : earlier) CHECK(b.end_ns.load() <= iv.start_ns);
-    CHECK(holds(iv, inside));
-    CHECK_WITHIN_5PCT(iv.ns(), inside.ns());
-    // Opening handed the earlier work over first, so the window holds none
-    // of it and must not say it does.
-    CHECK_FALSE(iv.holds_earlier_work());
-    CHECK_FALSE(iv.work_queued());
+        Busy inside;
+        Window w = dev.profile_start(0);
+        submit_busy(dev, 0, kCost, inside);
+        Duration d = dev.profile_end(w, {.flush = true});
+        gate.open();
+        Interval iv = ready(d);
+        for (auto& b : earlier) CHECK(b.end_ns.load() <= iv.start_ns);
+        CHECK(holds(iv, inside));
+        lengths.expect_within_5pct("the window", iv.ns(), inside.ns());
+        // Opening handed the earlier work over first, so the window holds none
+        // of it and must not say it does.
+        CHECK_FALSE(iv.holds_earlier_work());
+        CHECK_FALSE(iv.work_queued());
+    });
 }
 
 TEST_CASE("fusion: later work stays out, with flush and without", "[fusion]")
@@ -84,25 +88,26 @@ TEST_CASE("fusion: later work stays out, with flush and without", "[fusion]")
     Device dev = open_fusion(runtime, 64);
     const bool flush = GENERATE(true, false);
     INFO("flush " << flush);
-
-    Gate gate;
-    gate.close_on(dev, 0);
-    std::array<Busy, 2> inside;
-    std::array<Busy, 3> later;
-    Window w = dev.profile_start(0);
-    for (auto& b : inside) submit_busy(dev, 0, kCost, b);
-    Duration d = dev.profile_end(w, {.flush = flush});
-    for (auto& b : later) submit_busy(dev, 0, kCost, b);
-    gate.open();
-    dev.sync();
-    Interval iv = ready(d);
-    for (auto& b : later) CHECK(b.start_ns.load() >= iv.end_ns);
-    if (flush) {
-        for (auto& b : inside) CHECK(holds(iv, b));
-        CHECK_WITHIN_5PCT(iv.ns(), span_ns(inside[0], inside[1]));
-    } else {
-        for (auto& b : inside) CHECK(b.start_ns.load() >= iv.end_ns);
-    }
+    within_5pct_on_one_of(kAttempts, [&](Lengths& lengths) {
+        Gate gate;
+        gate.close_on(dev, 0);
+        std::array<Busy, 2> inside;
+        std::array<Busy, 3> later;
+        Window w = dev.profile_start(0);
+        for (auto& b : inside) submit_busy(dev, 0, kCost, b);
+        Duration d = dev.profile_end(w, {.flush = flush});
+        for (auto& b : later) submit_busy(dev, 0, kCost, b);
+        gate.open();
+        dev.sync();
+        Interval iv = ready(d);
+        for (auto& b : later) CHECK(b.start_ns.load() >= iv.end_ns);
+        if (flush) {
+            for (auto& b : inside) CHECK(holds(iv, b));
+            lengths.expect_within_5pct("the flushed window", iv.ns(), span_ns(inside[0], inside[1]));
+        } else {
+            for (auto& b : inside) CHECK(b.start_ns.load() >= iv.end_ns);
+        }
+    });
 }
 
 TEST_CASE("fusion: a batch boundary inside a window", "[fusion]")
@@ -111,29 +116,30 @@ TEST_CASE("fusion: a batch boundary inside a window", "[fusion]")
     Device dev = open_fusion(runtime, 4);
     const bool flush = GENERATE(true, false);
     INFO("flush " << flush);
-
-    // Six ops: the fourth fills a batch, which runs inside the window; the
-    // last two are still queued when the window closes.
-    Gate gate;
-    gate.close_on(dev, 0);
-    std::array<Busy, 6> ops;
-    Window w = dev.profile_start(0);
-    for (auto& b : ops) submit_busy(dev, 0, kCost, b);
-    Duration d = dev.profile_end(w, {.flush = flush});
-    gate.open();
-    dev.sync();
-    Interval iv = ready(d);
-    const int last_held = flush ? 5 : 3;
-    for (int i = 0; i < 6; ++i) {
-        INFO("op " << i);
-        REQUIRE(ops[i].ran());
-        if (i <= last_held) {
-            CHECK(holds(iv, ops[i]));
-        } else {
-            CHECK(ops[i].start_ns.load() >= iv.end_ns);
+    within_5pct_on_one_of(kAttempts, [&](Lengths& lengths) {
+        // Six ops: the fourth fills a batch, which runs inside the window; the
+        // last two are still queued when the window closes.
+        Gate gate;
+        gate.close_on(dev, 0);
+        std::array<Busy, 6> ops;
+        Window w = dev.profile_start(0);
+        for (auto& b : ops) submit_busy(dev, 0, kCost, b);
+        Duration d = dev.profile_end(w, {.flush = flush});
+        gate.open();
+        dev.sync();
+        Interval iv = ready(d);
+        const int last_held = flush ? 5 : 3;
+        for (int i = 0; i < 6; ++i) {
+            INFO("op " << i);
+            REQUIRE(ops[i].ran());
+            if (i <= last_held) {
+                CHECK(holds(iv, ops[i]));
+            } else {
+                CHECK(ops[i].start_ns.load() >= iv.end_ns);
+            }
         }
-    }
-    CHECK_WITHIN_5PCT(iv.ns(), span_ns(ops[0], ops[last_held]));
+        lengths.expect_within_5pct("the window", iv.ns(), span_ns(ops[0], ops[last_held]));
+    });
 }
 
 TEST_CASE("fusion: durations say what the inner backend measured with", "[fusion]")
