@@ -153,13 +153,18 @@ struct ClosureDeclined {
 };
 
 // The window hot path's cold parts, out of line (see lapse_host_profile_start).
+// A start without a device or an out: *out (if any) reads closed.
+[[gnu::noinline, gnu::cold]] lapse_status start_refused(const char* call, const lapse_host_device* device,
+                                                        lapse_host_window* out, lapse_error* error) noexcept
+{
+    if (out != nullptr) new (out) lapse::Window();
+    return null_argument(error, call, device == nullptr ? "device" : "out");
+}
+
 [[gnu::noinline, gnu::cold]] lapse_status start_slow(lapse_host_device* device, lapse_stream stream, const char* name,
                                                      lapse_host_window* out, lapse_error* error) noexcept
 {
-    if (device == nullptr || out == nullptr) {
-        if (out != nullptr) new (out) lapse::Window();
-        return null_argument(error, "lapse_host_profile_start", device == nullptr ? "device" : "out");
-    }
+    if (device == nullptr || out == nullptr) return start_refused("lapse_host_profile_start", device, out, error);
     try {
         auto* w = new (out) lapse::Window(device->device.profile_start(stream, name));
         if (w->kind() == lapse::Window::Kind::failed) return fail(error, w->error_status(), w->error_message());
@@ -398,6 +403,36 @@ lapse_status lapse_host_profile_start(lapse_host_device* device, lapse_stream st
             return start_failed(*w, error);
         return LAPSE_OK;
     } catch (const std::bad_alloc&) {  // a failure's message could not be kept
+        return start_out_of_memory(out, error);
+    }
+}
+
+lapse_status lapse_host_name_intern(const char* text, const lapse_host_name** out, lapse_error* error)
+{
+    constexpr const char* call = "lapse_host_name_intern";
+    if (out == nullptr) return null_argument(error, call, "out");
+    *out = nullptr;
+    try {
+        const lapse::Name name(text != nullptr ? std::string_view(text) : std::string_view());
+        *out = reinterpret_cast<const lapse_host_name*>(name.entry());
+        return LAPSE_OK;
+    } catch (const std::bad_alloc&) {
+        return fail(error, LAPSE_ERROR_OUT_OF_MEMORY, "lapse_host_name_intern: out of memory for the name's entry");
+    }
+}
+
+lapse_status lapse_host_profile_start_named(lapse_host_device* device, lapse_stream stream,
+                                            const lapse_host_name* name, lapse_host_window* out, lapse_error* error)
+{
+    if (device == nullptr || out == nullptr) [[unlikely]]
+        return start_refused("lapse_host_profile_start_named", device, out, error);
+    const lapse::Name n = lapse::Name::from_entry(reinterpret_cast<const lapse::detail::InternedName*>(name));
+    try {
+        auto* w = new (out) lapse::Window(device->device.profile_start(stream, n));
+        if (w->kind() == lapse::Window::Kind::failed) [[unlikely]]
+            return start_failed(*w, error);
+        return LAPSE_OK;
+    } catch (const std::bad_alloc&) {  // the window's note, or a failure's message
         return start_out_of_memory(out, error);
     }
 }

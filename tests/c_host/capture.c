@@ -1,6 +1,7 @@
 /* Recording into a capture through the C host API, and reading it back:
  * every named window a device closes is in the file exactly once, also
- * when its duration was released unread; unnamed and abandoned windows are
+ * when its duration was released unread, named by a string or by an
+ * interned name; unnamed and abandoned windows are
  * not; LAPSE_CAPTURE records every device of a runtime; and every misuse
  * answers a status and a message naming the cause. Strict C99; the CPU
  * plugin. */
@@ -153,6 +154,72 @@ static void device_records_into_a_capture(lapse_host_runtime* rt)
         fprintf(stderr, "device capture: %d 'step' of %d windows read, wanted %d of %d\n", c.named, c.total, N,
                 N + 1);
     lapse_host_device_destroy(dev);
+}
+
+/* Windows named by an interned name are recorded under its text, their
+ * durations released unread, next to windows named by the same text; an
+ * interned NULL or "" names nothing (the window is measured, not recorded). */
+static void interned_names_are_recorded_under_their_text(lapse_host_runtime* rt)
+{
+    enum { N = 200 };
+    lapse_error err = c_host_error();
+    char path[128];
+    lapse_host_capture_options o;
+    lapse_host_capture* cap = NULL;
+    const lapse_host_name* step = NULL;
+    const lapse_host_name* again = NULL;
+    const lapse_host_name* none = NULL;
+    lapse_host_device* dev = open_cpu(rt);
+    lapse_host_window w;
+    lapse_host_duration d;
+    counts c;
+    int i;
+
+    CHECK_STATUS(lapse_host_name_intern("step", &step, &err), LAPSE_OK, err);
+    CHECK(step != NULL);
+    CHECK_STATUS(lapse_host_name_intern("step", &again, &err), LAPSE_OK, err);
+    CHECK(again == step); /* one entry per text */
+    none = step; /* to see it written */
+    CHECK_STATUS(lapse_host_name_intern("", &none, &err), LAPSE_OK, err);
+    CHECK(none == NULL);
+    CHECK_STATUS(lapse_host_name_intern(NULL, &again, &err), LAPSE_OK, err);
+    CHECK(again == NULL);
+    CHECK_STATUS(lapse_host_name_intern("step", NULL, &err), LAPSE_ERROR_INVALID_ARGUMENT, err);
+    CHECK_MESSAGE(err, "lapse_host_name_intern");
+    err = c_host_error();
+    CHECK_STATUS(lapse_host_profile_start_named(NULL, 0, step, &w, &err), LAPSE_ERROR_INVALID_ARGUMENT, err);
+    CHECK_MESSAGE(err, "lapse_host_profile_start_named");
+    CHECK(lapse_host_window_kind_of(&w) == LAPSE_HOST_WINDOW_CLOSED);
+    err = c_host_error();
+
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.path = file_in_dir(path, sizeof path, "names.lapse-capture");
+    o.policy = LAPSE_HOST_CAPTURE_BLOCK;
+    CHECK_STATUS(lapse_host_capture_open(&o, &cap, &err), LAPSE_OK, err);
+    REQUIRE(cap != NULL);
+    CHECK_STATUS(lapse_host_device_record_into(dev, cap, &err), LAPSE_OK, err);
+    for (i = 0; i < N; ++i) {
+        CHECK_STATUS(lapse_host_profile_start_named(dev, 0, step, &w, &err), LAPSE_OK, err);
+        CHECK_STATUS(lapse_host_profile_end(dev, &w, 0, &d, &err), LAPSE_OK, err);
+        lapse_host_duration_release(&d);
+    }
+    dropped_windows(dev, "step", N); /* the same text as a string */
+    CHECK_STATUS(lapse_host_profile_start_named(dev, 0, NULL, &w, &err), LAPSE_OK, err);
+    CHECK(lapse_host_window_kind_of(&w) == LAPSE_HOST_WINDOW_DEVICE);
+    CHECK_STATUS(lapse_host_profile_end(dev, &w, 0, &d, &err), LAPSE_OK, err);
+    (void)c_host_must_resolve(&d, "a window opened with no name");
+    lapse_host_device_destroy(dev); /* drains its windows into the capture */
+    lapse_host_capture_close(cap);
+    lapse_host_capture_destroy(cap);
+
+    c = read_back(path, "step");
+    CHECK(c.named == 2 * N);
+    CHECK(c.total == 2 * N);
+    CHECK(c.ready == 2 * N);
+    CHECK(c.complete == 1);
+    if (c.named != 2 * N || c.total != 2 * N)
+        fprintf(stderr, "interned names: %d 'step' of %d windows read, wanted %d\n", c.named, c.total, 2 * N);
 }
 
 /* A runtime's capture: the devices it opens afterwards record into it. */
@@ -326,7 +393,7 @@ static void misuse_answers_a_status_and_a_message(lapse_host_runtime* rt)
 static void remove_dir(void)
 {
     const char* names[] = {"device.lapse-capture", "runtime.lapse-capture", "env.lapse-capture",
-                           "policy.lapse-capture", "not-a-capture.txt"};
+                           "policy.lapse-capture", "not-a-capture.txt", "names.lapse-capture"};
     char path[128];
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; ++i) unlink(file_in_dir(path, sizeof path, names[i]));
@@ -344,6 +411,7 @@ int main(void)
     CHECK_STATUS(lapse_host_runtime_create(NULL, &rt, &err), LAPSE_OK, err);
     REQUIRE(rt != NULL);
     device_records_into_a_capture(rt);
+    interned_names_are_recorded_under_their_text(rt);
     runtime_records_its_devices(rt);
     misuse_answers_a_status_and_a_message(rt);
     lapse_host_runtime_destroy(rt);

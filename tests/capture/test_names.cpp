@@ -1,7 +1,8 @@
 // lapse::Name (lapse/core/name.hpp): a window named by an interned Name is
 // recorded under its text exactly as one named by a string, through every
-// way of opening it, and the capture's string tables stay right when Names
-// and strings mix, cross chunks and span captures.
+// way of opening it (profile_start, profile, ScopedWindow,
+// LAPSE_SCOPE_STATIC), and the capture's string tables stay right when
+// Names and strings mix, cross chunks and span captures.
 #include "capture_test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -55,6 +56,9 @@ TEST_CASE("windows named by a Name are recorded under its text, their Durations 
             device.submit(0, [] {});
         }
         for (int i = 0; i < 250; ++i) lapse::ScopedWindow guard(device, 1, step);
+        int ran = 0;
+        for (int i = 0; i < 125; ++i) device.profile(0, step, [&] { ++ran; }, {.flush = i % 2 == 0});
+        CHECK(ran == 125);
         // An empty Name opens an unnamed window: measured, not recorded.
         lapse::Window unnamed = device.profile_start(0, lapse::Name(""));
         CHECK(device.profile_end(unnamed).resolve().has_value());
@@ -62,7 +66,7 @@ TEST_CASE("windows named by a Name are recorded under its text, their Durations 
     const ReadBack r = read_all(file);
     CHECK(r.damage.empty());
     CHECK(r.complete);
-    CHECK(r.count_by_name() == std::map<std::string, uint64_t>{{"static scope", 500}, {"step", 1250}});
+    CHECK(r.count_by_name() == std::map<std::string, uint64_t>{{"static scope", 500}, {"step", 1375}});
     for (const ReadWindow& w : r.windows) CHECK(w.w.state == lapse::DurationState::ready);
 }
 

@@ -24,6 +24,47 @@ def named(windows, name):
     return [w for w in windows if w.name == name]
 
 
+STEP = lapse.Name("step")  # interned once, as a module constant
+
+
+def test_a_name_is_interned_once_and_compares_by_its_entry():
+    assert lapse.Name("step") == STEP
+    assert lapse.Name("other") != STEP
+    assert STEP != "step"  # a Name is not its text
+    assert STEP.text == "step"
+    assert hash(lapse.Name("step")) == hash(STEP)
+    assert repr(STEP) == "lapse.Name('step')"
+    with pytest.raises(TypeError):
+        lapse.Name(3)
+
+
+def test_windows_named_by_a_name_are_recorded_under_its_text_every_way_they_open(tmp_path):
+    path = tmp_path / "names.lapse-capture"
+    rt = lapse.Runtime()
+    with rt.open(lapse.Config.builtin()) as dev:
+        cap = lapse.Capture(str(path), policy="block")
+        dev.record_into(cap)
+        for _ in range(N):
+            with dev.window(STEP, stream=0):  # the with form
+                pass
+        for _ in range(N):
+            dev.profile_end(dev.profile_start(0, STEP))  # the split form, its Duration dropped
+        ran = []
+        d = dev.profile(0, lambda: ran.append(1), name=STEP, flush=True)  # the closure form
+        assert ran == [1]
+        assert d.resolve(timeout=30) is not None
+        with dev.window("step", stream=0):  # the same text as a str
+            pass
+        with dev.window(lapse.Name(""), stream=0):  # an empty Name names nothing: not recorded
+            pass
+        with pytest.raises(TypeError, match="a str, a lapse.Name or None"):
+            dev.window(3)
+        cap.close()
+    _, windows = read(path)
+    assert len(named(windows, "step")) == 2 * N + 2
+    assert len(windows) == 2 * N + 2
+
+
 def test_with_a_capture_on_every_named_with_block_is_in_the_file(tmp_path):
     path = tmp_path / "device.lapse-capture"
     rt = lapse.Runtime()

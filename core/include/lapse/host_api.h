@@ -71,9 +71,9 @@
 extern "C" {
 #endif
 
-/* Grows when functions are appended (2: captures, open_default); a change to the frozen value types
- * below would be a new major (a new header). */
-#define LAPSE_HOST_API_VERSION 2
+/* Grows when functions are appended (2: captures, open_default; 3: interned names); a change to the
+ * frozen value types below would be a new major (a new header). */
+#define LAPSE_HOST_API_VERSION 3
 
 /* LAPSE_HOST_API_VERSION of the library actually loaded. [thread-safe] */
 LAPSE_HOST_API uint32_t lapse_host_api_version(void);
@@ -222,6 +222,26 @@ typedef enum lapse_host_window_kind {
 LAPSE_HOST_API lapse_status lapse_host_profile_start(lapse_host_device* device, lapse_stream stream,
                                                      const char* name, lapse_host_window* out,
                                                      lapse_error* error);
+/* A window name interned once, for names known ahead (as Tracy's static
+ * source locations are): a window opened with it copies no text, and a
+ * capture finds it in its string table without hashing the text. Every
+ * distinct text interned stays in memory until the process exits, so
+ * intern a fixed set of names (statics), never one per window. Contents
+ * private; valid for the life of the process. */
+typedef struct lapse_host_name lapse_host_name;
+
+/* The one entry of `text` into *out, made on first use (interning a text
+ * again gives the same entry). NULL or "" gives NULL, which names nothing.
+ * LAPSE_ERROR_OUT_OF_MEMORY when the entry cannot be made. [thread-safe] */
+LAPSE_HOST_API lapse_status lapse_host_name_intern(const char* text, const lapse_host_name** out,
+                                                   lapse_error* error);
+/* lapse_host_profile_start with the window named by `name` (NULL: an
+ * unnamed window). The window records the name's text, as a window named
+ * by that text would. [thread-safe] */
+LAPSE_HOST_API lapse_status lapse_host_profile_start_named(lapse_host_device* device, lapse_stream stream,
+                                                           const lapse_host_name* name, lapse_host_window* out,
+                                                           lapse_error* error);
+
 /* Closes *window (on its own stream, from any thread) into *out and leaves
  * the window closed. `flags`: LAPSE_END_* (LAPSE_END_FLUSH makes a
  * batching backend run its queue first). Returns LAPSE_OK with a pending

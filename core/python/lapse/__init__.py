@@ -35,6 +35,7 @@ from ._lapse import (  # noqa: F401  (the public names)
     Durations,
     Error,
     Interval,
+    Name,
     Resolution,
     Runtime,
     Window,

@@ -4,6 +4,8 @@
 
 #include <pybind11/stl.h>
 
+#include <functional>
+#include <type_traits>
 #include <utility>
 
 namespace lapse::python {
@@ -37,10 +39,33 @@ struct PyWork {
 
 std::string name_of(const py::object& name) { return name.is_none() ? std::string() : name.cast<std::string>(); }
 
+// profile_start / profile with `name` as given: a lapse.Name by its entry
+// (no text copied), a str or None by its text.
+template <class Open>
+auto with_name(const py::object& name, Open&& open)
+{
+    if (py::isinstance<lapse::Name>(name)) return open(name.cast<const lapse::Name&>());
+    return open(name_of(name));
+}
+
 }  // namespace
 
 void bind_device(py::module_& m)
 {
+    py::class_<lapse::Name>(m, "Name",
+                            "A window name interned once: a window opened with it copies no text. Make one per "
+                            "fixed name (a module constant), never one per window: each text is kept until the "
+                            "process exits.")
+        .def(py::init([](const std::string& text) { return lapse::Name(text); }), py::arg("text"))
+        .def_property_readonly("text", [](const lapse::Name& n) { return std::string(n.text()); })
+        .def(
+            "__eq__", [](const lapse::Name& a, const lapse::Name& b) { return a.entry() == b.entry(); },
+            py::is_operator())
+        .def("__hash__", [](const lapse::Name& n) { return std::hash<const void*>()(n.entry()); })
+        .def("__repr__", [](const lapse::Name& n) {
+            return "lapse.Name(" + std::string(py::repr(py::str(std::string(n.text())))) + ")";
+        });
+
     py::class_<lapse::DeviceInfo>(m, "DeviceInfo")
         .def_readonly("plugin", &lapse::DeviceInfo::plugin)
         .def_readonly("plugin_version", &lapse::DeviceInfo::plugin_version)
@@ -89,7 +114,7 @@ void bind_device(py::module_& m)
         .def(
             "profile_start",
             [](PyDevice& d, lapse::Stream stream, const py::object& name) {
-                return d.live().profile_start(stream, name_of(name));
+                return with_name(name, [&](const auto& n) { return d.live().profile_start(stream, n); });
             },
             py::arg("stream"), py::arg("name") = py::none(), py::keep_alive<0, 1>())
         .def(
@@ -110,10 +135,14 @@ void bind_device(py::module_& m)
         .def(
             "profile",
             [](PyDevice& d, lapse::Stream stream, py::function fn, const py::object& name, bool flush) {
-                std::string n = name_of(name);
                 // A Python exception unwinds through here: the window is
                 // abandoned by the C++ API's guard and the exception goes on.
-                return d.live().profile(stream, [&] { fn(); }, lapse::ProfileOptions{n, flush});
+                return with_name(name, [&](const auto& n) {
+                    if constexpr (std::is_same_v<std::decay_t<decltype(n)>, lapse::Name>)
+                        return d.live().profile(stream, n, [&] { fn(); }, lapse::EndOptions{flush});
+                    else
+                        return d.live().profile(stream, [&] { fn(); }, lapse::ProfileOptions{n, flush});
+                });
             },
             py::arg("stream"), py::arg("fn"), py::arg("name") = py::none(), py::arg("flush") = false,
             py::keep_alive<0, 1>(), "Runs fn() inside a window on `stream` and returns its Duration.")

@@ -20,6 +20,7 @@ namespace {
 
 PyTypeObject* device_type = nullptr;     // lapse.Device (pybind11)
 PyTypeObject* durations_type = nullptr;  // lapse.Durations (pybind11)
+PyTypeObject* name_type = nullptr;       // lapse.Name (pybind11)
 
 // The C++ object behind a pybind11 instance of a class bound with a plain
 // holder (no multiple inheritance): what a cast would find, without the
@@ -38,6 +39,7 @@ struct ScopeObject {
     PyObject* into_obj;    // strong, or NULL
     DurationList* list;
     PyObject* name;        // strong str, or NULL
+    const lapse::detail::InternedName* interned;  // a lapse.Name's entry (never freed), or NULL
     PyObject* duration_obj;  // the Python Duration handed out, once asked for
     lapse::Stream stream;
     bool flush;
@@ -79,7 +81,9 @@ PyObject* scope_enter(PyObject* self, PyObject*)
         name = std::string_view(utf8, static_cast<std::size_t>(size));
     }
     try {
-        s->window = s->device->live().profile_start(s->stream, name);
+        s->window = s->interned != nullptr
+                        ? s->device->live().profile_start(s->stream, lapse::Name::from_entry(s->interned))
+                        : s->device->live().profile_start(s->stream, name);
     } catch (const std::bad_alloc&) {
         return PyErr_NoMemory();
     }
@@ -227,9 +231,14 @@ PyObject* device_window(PyObject* self, PyObject* const* args, Py_ssize_t nargsf
         flush = t != 0;
     }
     PyObject* name = values[0] != nullptr && values[0] != Py_None ? values[0] : nullptr;
+    const lapse::detail::InternedName* interned = nullptr;
     if (name != nullptr && !PyUnicode_Check(name)) {
-        PyErr_SetString(PyExc_TypeError, "window(): name must be a str or None");
-        return nullptr;
+        if (!PyObject_TypeCheck(name, name_type)) {
+            PyErr_SetString(PyExc_TypeError, "window(): name must be a str, a lapse.Name or None");
+            return nullptr;
+        }
+        interned = value_of<lapse::Name>(name)->entry();
+        name = nullptr;  // the entry is the name: no text to keep
     }
     PyObject* into = values[3] != nullptr && values[3] != Py_None ? values[3] : nullptr;
     if (into != nullptr && !PyObject_TypeCheck(into, durations_type)) {
@@ -246,6 +255,7 @@ PyObject* device_window(PyObject* self, PyObject* const* args, Py_ssize_t nargsf
     s->device = value_of<PyDevice>(self);
     s->stream = stream;
     s->flush = flush;
+    s->interned = interned;
     if (name != nullptr) {
         Py_INCREF(name);
         s->name = name;
@@ -271,6 +281,7 @@ void bind_window_scope(py::module_& m)
 {
     device_type = reinterpret_cast<PyTypeObject*>(py::type::of<PyDevice>().ptr());
     durations_type = reinterpret_cast<PyTypeObject*>(py::type::of<DurationList>().ptr());
+    name_type = reinterpret_cast<PyTypeObject*>(py::type::of<lapse::Name>().ptr());
     if (PyType_Ready(&scope_type) < 0) throw py::error_already_set();
     kw_name = PyUnicode_InternFromString("name");
     kw_stream = PyUnicode_InternFromString("stream");

@@ -210,6 +210,14 @@ public:
         std::forward<F>(closure)();  // a throw abandons `window` in its destructor
         return profile_end(window, EndOptions{options.flush});
     }
+    // The same, named by a Name (lapse/core/name.hpp): no text is copied.
+    template <class F>
+    Duration profile(Stream stream, const Name& name, F&& closure, EndOptions options = {})
+    {
+        Window window = profile_start(stream, name);
+        std::forward<F>(closure)();
+        return profile_end(window, options);
+    }
 
     // Resolves many durations, waiting up to `timeout` in all: this
     // device's with one plugin call per 128 of them (the compact resolve,

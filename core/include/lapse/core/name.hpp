@@ -40,8 +40,12 @@ public:
     bool empty() const noexcept { return entry_ == nullptr; }
     // Two Names of one text share their entry.
     const detail::InternedName* entry() const noexcept { return entry_; }
+    // The Name of an entry another Name gave (entry()), or the empty Name
+    // for null: how the C and Python hosts carry a Name as a pointer.
+    static Name from_entry(const detail::InternedName* entry) noexcept { return Name(entry); }
 
 private:
+    explicit Name(const detail::InternedName* entry) noexcept : entry_(entry) {}
     const detail::InternedName* entry_;
 };
 
