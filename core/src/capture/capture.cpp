@@ -3,6 +3,7 @@
 
 #include "../device_core.hpp"
 #include "format.hpp"
+#include "thread_recording.hpp"
 #include "../metrics/window_metrics.hpp"
 
 #include <lapse/core/error.hpp>
@@ -345,7 +346,10 @@ void CaptureCore::let_go(WindowNote* note) noexcept
     // it. The collector hands its notes back to the closing thread for
     // reuse rather than to its own thread's list.
     if (note->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    if (ch != nullptr && !ch->orphaned.load(std::memory_order_acquire) && ch->returns.push(note)) return;
+    if (ch != nullptr && !ch->orphaned.load(std::memory_order_acquire)) {
+        reset_for_reuse(*note);
+        if (ch->returns.push(note)) return;
+    }
     delete note;
 }
 

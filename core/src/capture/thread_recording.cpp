@@ -40,22 +40,16 @@ struct RecordingReaper {
 };
 thread_local RecordingReaper reaper;
 
-// Makes a note that served a window ready for the next. Only what a new
-// window reads before it writes it is reset: the name is assigned by
-// make_note; device, channel, token, stream, source, close_thread and cost
-// are written by DeviceCore::capture_window before the note is shared; the
-// result fields by publish_result or give_up_note before the claim reads
-// final. The message is the exception: a note handed out for a name only
-// must read no message.
-void reset(WindowNote& n) noexcept
+}  // namespace
+
+void reset_for_reuse(WindowNote& n) noexcept
 {
     n.interned = nullptr;
+    n.name.clear();
     n.message.clear();
     n.refs.store(1, std::memory_order_relaxed);
     n.claim.store(note_unshared, std::memory_order_relaxed);
 }
-
-}  // namespace
 
 ThreadRecording* make_thread_recording() noexcept
 {
@@ -94,11 +88,8 @@ namespace {
         // thread allocates nothing.
         n = ch->returns.pop();
     }
-    if (n == nullptr) [[unlikely]] {
+    if (n == nullptr) [[unlikely]]
         n = new WindowNote;
-    } else {
-        reset(*n);
-    }
     n->thread = r->thread_id;
     return n;
 }
@@ -123,7 +114,6 @@ WindowNote* make_name_note(std::string_view name)
 WindowNote* make_interned_note(const InternedName* name)
 {
     WindowNote* note = take_spare_or_new_note();
-    note->name.clear();  // a reused note may hold a copied name
     note->interned = name;
     return note;
 }
@@ -138,6 +128,7 @@ void keep_note(WindowNote* note) noexcept
         delete note;
         return;
     }
+    reset_for_reuse(*note);
     r->spare.push_back(note);  // reserved: cannot throw
 }
 

@@ -57,5 +57,13 @@ WindowNote* take_note();
 // Keeps `note` as a spare of this thread, or deletes it when the list is
 // full. The caller is its last owner.
 void keep_note(WindowNote* note) noexcept;
+// Makes a note given back (a spare, or one the collector returns) ready
+// for its next window, so that taking it costs the window nothing: what a
+// new window reads before it writes it (no name, no message, one owner,
+// unshared). Everything else is written before anyone reads it: device,
+// channel, token, stream, source, close_thread and cost by hand_over
+// before the note is shared, the result by publish_result or give_up_note
+// before the claim reads final. [the note's last owner]
+void reset_for_reuse(WindowNote& note) noexcept;
 
 }  // namespace lapse::detail
