@@ -16,6 +16,7 @@
 
 #include "plugin_text.hpp"
 
+#include <lapse/sdk/deadline.hpp>
 #include <lapse/sdk/duration.hpp>
 #include <lapse/sdk/resolve_compact.hpp>
 
@@ -40,26 +41,13 @@ uint64_t to_timeout_ns(std::chrono::nanoseconds timeout) noexcept
     return static_cast<uint64_t>(timeout.count());
 }
 
-// A timeout spread over several plugin calls: each gets what is left of
-// it. Waiting forever and polling stay what they are, with no clock read.
-class Deadline {
-public:
-    explicit Deadline(std::chrono::nanoseconds timeout) noexcept
-        : timeout_(timeout), finite_(timeout != wait_forever && timeout.count() > 0),
-          end_ns_(finite_ ? monotonic_now_ns() + std::min<int64_t>(timeout.count(), int64_t{1} << 62) : 0)
-    {
-    }
-    std::chrono::nanoseconds left() const noexcept
-    {
-        if (!finite_) return timeout_;
-        return std::chrono::nanoseconds(std::max<int64_t>(end_ns_ - monotonic_now_ns(), 0));
-    }
-
-private:
-    std::chrono::nanoseconds timeout_;
-    bool finite_;
-    int64_t end_ns_;
-};
+// A timeout spread over several plugin calls is one sdk::Deadline: each
+// call gets what is left of it, waiting forever and polling as they are.
+std::chrono::nanoseconds left(const sdk::Deadline& deadline) noexcept
+{
+    const uint64_t ns = deadline.timeout_ns();
+    return ns == LAPSE_WAIT_FOREVER ? wait_forever : std::chrono::nanoseconds(static_cast<int64_t>(ns));
+}
 
 // Device::resolve asks the plugin about a span in chunks of this many
 // windows: a chunk's tokens, answers and Duration words stay in the L1
@@ -367,7 +355,7 @@ DeviceCore::SpanResolve DeviceCore::resolve_span(std::span<Duration> durations, 
     SpanResolve result;
     result.rest = durations.data();
     if (closed) return result;  // the general way fails them, naming the cause
-    const Deadline deadline(timeout);
+    const sdk::Deadline deadline(to_timeout_ns(timeout));
     Lease<BatchBuffers> scratch;
     lapse_token* tokens = at_least(scratch->tokens, span_chunk);
     lapse_duration* out = at_least(scratch->out, span_chunk);
@@ -399,11 +387,11 @@ DeviceCore::SpanResolve DeviceCore::resolve_span(std::span<Duration> durations, 
         const std::size_t count = static_cast<std::size_t>(at - where);
         if (count == 0) break;
         if (compact != nullptr) {
-            result.some_pending |= resolve_chunk_compact(tokens, where, count, out, deadline.left());
+            result.some_pending |= resolve_chunk_compact(tokens, where, count, out, left(deadline));
             continue;
         }
         std::fill(out, out + count, blank_answer);
-        const BatchStatus batch = call_resolve(tokens, out, count, deadline.left());
+        const BatchStatus batch = call_resolve(tokens, out, count, left(deadline));
         result.some_pending |= settle(where, out, count, batch);
     }
     result.rest = nullptr;
@@ -415,13 +403,13 @@ DeviceCore::SpanResolve DeviceCore::resolve_span(std::span<Duration> durations, 
 bool Device::resolve(std::span<Duration> durations, std::chrono::nanoseconds timeout)
 {
     if (core_ == nullptr) return resolve_general(durations, timeout);
-    const detail::Deadline deadline(timeout);
+    const sdk::Deadline deadline(detail::to_timeout_ns(timeout));
     const detail::DeviceCore::SpanResolve direct = core_->resolve_span(durations, timeout);
     if (direct.rest == nullptr) return !direct.some_pending;
     // What the direct route did not reach (from the chunk that held a
     // window it cannot take), the general way, in the time that is left.
     const std::size_t done = static_cast<std::size_t>(direct.rest - durations.data());
-    const bool rest_final = resolve_general(durations.subspan(done), deadline.left());
+    const bool rest_final = resolve_general(durations.subspan(done), detail::left(deadline));
     return rest_final && !direct.some_pending;
 }
 

@@ -11,6 +11,8 @@
 // arrival) could only delay an answer, never hang it.
 #pragma once
 
+#include <lapse/sdk/deadline.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -24,14 +26,6 @@ namespace lapse::cpu {
 class CompletionSignal {
 public:
     using clock = std::chrono::steady_clock;
-
-    // [resolver] The deadline of a resolve's `timeout_ns` (LAPSE_WAIT_FOREVER:
-    // none, the time point's maximum); a timeout too long to add saturates.
-    static clock::time_point deadline_after(uint64_t timeout_ns, bool forever) noexcept
-    {
-        if (forever) return clock::time_point::max();
-        return clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(std::min<uint64_t>(timeout_ns, INT64_MAX / 2)));
-    }
 
     // [worker] After the end marker of the window whose record is `key`
     // (its id's low word: the marker carries no generation) was stamped.
@@ -48,17 +42,17 @@ public:
     }
 
     // [resolver] Calls poll() (true = done) until it says done or `deadline`
-    // passes (never, when `forever`). Returns poll's last answer.
+    // passes (never, when it waits forever). Returns poll's last answer.
     // blocked_on() names the window the last poll stopped at (its end
     // marker is what to wake for).
     template <class Poll, class BlockedOn>
-    bool wait(Poll&& poll, BlockedOn&& blocked_on, clock::time_point deadline, bool forever)
+    bool wait(Poll&& poll, BlockedOn&& blocked_on, const sdk::Deadline& deadline)
     {
         // An end marker usually lands within microseconds of profile_end:
         // a short spin answers that without a sleep and a wake-up.
         for (int i = 0; i < 32; ++i) {
             if (poll()) return true;
-            if (!forever && clock::now() >= deadline) return false;
+            if (deadline.expired()) return false;
             std::this_thread::yield();
         }
         // seq_cst RMW here, seq_cst load of the record word in poll (take),
@@ -84,11 +78,10 @@ public:
             } while (!done && named != kAnyWindow && blocked_on() != named);
             lock.lock();
             if (done) break;
-            const clock::time_point now = clock::now();
-            if (!forever && now >= deadline) break;
-            clock::time_point until = now + std::chrono::milliseconds(1);
-            if (!forever && deadline < until) until = deadline;
-            cv_.wait_until(lock, until, [&] { return epoch_ != seen; });
+            const clock::duration left = deadline.remaining();
+            if (left == clock::duration::zero()) break;
+            cv_.wait_for(lock, std::min<clock::duration>(left, std::chrono::milliseconds(1)),
+                         [&] { return epoch_ != seen; });
         }
         lock.unlock();
         waiters_.fetch_sub(1, std::memory_order_relaxed);

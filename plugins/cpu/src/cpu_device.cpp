@@ -405,10 +405,9 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
     };
     bool all_final = first_pending == count;
     if (!all_final && timeout_ns != 0) {
-        const bool forever = timeout_ns == LAPSE_WAIT_FOREVER;
-        const auto deadline = CompletionSignal::deadline_after(timeout_ns, forever);
+        const sdk::Deadline deadline(timeout_ns);
         auto blocked_on = [&]() noexcept { return first_pending < count ? tokens[first_pending].id : 0; };
-        all_final = completions_.wait(poll, blocked_on, deadline, forever);
+        all_final = completions_.wait(poll, blocked_on, deadline);
         if (!all_final) all_final = pass();
     }
     if (first_error != LAPSE_OK) return first_error;

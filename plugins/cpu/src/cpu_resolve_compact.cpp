@@ -128,15 +128,14 @@ lapse_status CpuDevice::resolve_compact(const lapse_token* tokens, lapse_stamp_p
     };
     bool all_final = first_pending == count;
     if (!all_final && timeout_ns != 0) {
-        const bool forever = timeout_ns == LAPSE_WAIT_FOREVER;
-        const auto deadline = CompletionSignal::deadline_after(timeout_ns, forever);
+        const sdk::Deadline deadline(timeout_ns);
         auto blocked_on = [&]() noexcept { return first_pending < count ? tokens[first_pending].id : 0; };
         // wait() takes a mutex and could, in principle, throw
         // std::system_error; every window taken before that is already
         // answered in states, so stopping there (the rest stays pending)
         // loses nothing.
         try {
-            all_final = completions_.wait(poll, blocked_on, deadline, forever);
+            all_final = completions_.wait(poll, blocked_on, deadline);
         } catch (...) {
             all_final = false;
         }

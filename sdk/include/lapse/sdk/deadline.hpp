@@ -5,7 +5,8 @@
 // `cv.wait_for(lock, nanoseconds(timeout_ns))` the last one overflows
 // (steady_clock::now() + 2^64-1 ns wraps into the past) and the wait returns
 // at once, forever: a resolve that should block spins instead. Deadline
-// does the arithmetic once, saturating, and waits with it.
+// does the arithmetic once, saturating, and waits with it. Waiting forever
+// and polling read no clock.
 //
 //   lapse::sdk::Deadline deadline(timeout_ns);
 //   std::unique_lock lock(mutex_);
@@ -74,6 +75,7 @@ public:
 private:
     static clock::time_point saturating_after(uint64_t timeout_ns) noexcept
     {
+        if (timeout_ns == LAPSE_WAIT_FOREVER || timeout_ns == 0) return {};  // never read: no clock
         const auto now = clock::now();
         const auto room = clock::time_point::max() - now;  // what can be added without wrapping
         const auto wanted = std::chrono::nanoseconds(
