@@ -11,6 +11,7 @@
 #include <lapse/core/session.hpp>
 #include <lapse/sdk/duration.hpp>
 #include <lapse/sdk/error.hpp>
+#include <lapse/sdk/resolve_compact.hpp>
 #include <lapse/sdk/window_dispatch.hpp>
 
 #include <sys/syscall.h>
@@ -101,6 +102,7 @@ void work_failed(DeviceCore* device, std::exception_ptr error) noexcept
 DeviceCore::DeviceCore(OpenedBackend opened, DeviceInfo info_, std::shared_ptr<RuntimeState> runtime_) noexcept
     : backend(std::move(opened)), plugin(backend.plugin), device(backend.device),
       windows(guarded_window_dispatch_target(plugin, device)), compact(guarded_resolve_compact(plugin, device)),
+      compact_strided(compact != nullptr ? sdk::resolve_compact_strided_of(*compact) : nullptr),
       info(std::move(info_)), runtime(std::move(runtime_))
 {
     try {

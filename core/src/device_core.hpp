@@ -162,6 +162,9 @@ public:
     // The device's lapse.resolve_compact/1, or null: Device::resolve over
     // a span asks it first and resolves in full only what it leaves.
     const lapse_resolve_compact* compact;
+    // Its strided form, or null: a span's windows are then resolved in
+    // their own words (resolve_run_in_place).
+    lapse_resolve_compact_strided_fn compact_strided;
     // What describe answered at open (never written after, so read without
     // a lock); current_info() is the device as it is now.
     DeviceInfo info;
@@ -218,6 +221,24 @@ private:
     // still pending.
     bool resolve_chunk_compact(const lapse_token* tokens, Duration* const* where, std::size_t count,
                                lapse_duration* out, std::chrono::nanoseconds timeout);
+    // resolve_span's run of this device's windows (next to each other in
+    // the span) through the strided compact resolve, each token read and
+    // each pair written in the Duration's own words; the rest as
+    // resolve_chunk_compact does. True when some window is still pending.
+    bool resolve_run_in_place(Duration* run, std::size_t count, lapse_duration* out,
+                              std::chrono::nanoseconds timeout);
+    // What both compact forms leave: resolved in full, `out` the answers'
+    // buffer. True when some window is still pending.
+    bool resolve_full_after_compact(const lapse_token* tokens, Duration* const* where, std::size_t count,
+                                    lapse_duration* out, std::chrono::nanoseconds timeout);
+    struct ReadyPairs;
+    // `d` fails, naming the plugin: `pair` cannot be a duration.
+    [[gnu::noinline, gnu::cold]] void fail_impossible_pair(Duration& d, lapse_stamp_pair pair);
+    // Where a span's Duration is resolved: here (a pending window of this
+    // device, not shared with a capture), nowhere (final already), or the
+    // general way (another device's, or shared).
+    enum class Reach { here, final_already, elsewhere };
+    Reach reach(const Duration& d) const noexcept;
     // An answer other than a sound READY one; false when it is PENDING.
     bool settle_other(Duration& d, const lapse_duration& r, const BatchStatus& batch);
 

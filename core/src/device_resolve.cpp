@@ -283,6 +283,45 @@ void DeviceCore::resolve(Duration* const* items, std::size_t count, std::chrono:
     settle(items, out, count, batch);
 }
 
+// What every READY pair of the compact extension shares: its tags, packed
+// once, and the test that it can be a duration.
+struct DeviceCore::ReadyPairs {
+    explicit ReadyPairs(const lapse_resolve_compact& c) noexcept
+        : tags(pack_duration_tags(0, DurationState::ready, static_cast<TimingMethod>(c.method),
+                                  static_cast<ClockDomain>(c.clock_domain))),
+          host_clock(c.clock_domain == LAPSE_CLOCK_HOST_MONOTONIC), compact(c)
+    {
+    }
+    // On the host clock a pair is sound when it starts at or after the
+    // clock's origin and ends at or after its start (its span then fits);
+    // any other clock takes impossible_pair whole.
+    [[gnu::always_inline]] bool sound(int64_t start_ns, int64_t end_ns) const noexcept
+    {
+        return host_clock ? start_ns >= 0 && end_ns >= start_ns
+                          : sdk::impossible_pair(compact, lapse_stamp_pair{start_ns, end_ns}) == nullptr;
+    }
+    const uint64_t tags;
+    const bool host_clock;
+    const lapse_resolve_compact& compact;
+};
+
+void DeviceCore::fail_impossible_pair(Duration& d, lapse_stamp_pair pair)
+{
+    fail(d, LAPSE_ERROR_INTERNAL,
+         "resolve: plugin '" + std::string(plugin->name) + "' returned an impossible stamp pair, " +
+             sdk::impossible_pair(*compact, pair) + " (start " + std::to_string(pair.start_ns) + ", end " +
+             std::to_string(pair.end_ns) + ")");
+}
+
+bool DeviceCore::resolve_full_after_compact(const lapse_token* tokens, Duration* const* where, std::size_t count,
+                                            lapse_duration* out, std::chrono::nanoseconds timeout)
+{
+    if (count == 0) return false;
+    std::fill(out, out + count, blank_answer);
+    const BatchStatus batch = call_resolve(tokens, out, count, timeout);
+    return settle(where, out, count, batch);
+}
+
 bool DeviceCore::resolve_chunk_compact(const lapse_token* tokens, Duration* const* where, std::size_t count,
                                        lapse_duration* out, std::chrono::nanoseconds timeout)
 {
@@ -306,29 +345,17 @@ bool DeviceCore::resolve_chunk_compact(const lapse_token* tokens, Duration* cons
     Duration* full_where[span_chunk];
     std::size_t full = 0;
     bool pending = false;
-    // Every READY pair has the extension's method and clock: their tags
-    // are packed once. On the host clock a pair is sound when it starts at
-    // or after the clock's origin and ends at or after its start (its span
-    // then fits); any other clock takes impossible_pair whole.
-    const uint64_t ready_tags =
-        pack_duration_tags(0, DurationState::ready, static_cast<TimingMethod>(compact->method),
-                           static_cast<ClockDomain>(compact->clock_domain));
-    const bool host_clock = compact->clock_domain == LAPSE_CLOCK_HOST_MONOTONIC;
+    const ReadyPairs ready(*compact);
     for (std::size_t i = 0; i < count; ++i) {
         Duration& d = *where[i];
-        const lapse_stamp_pair& pair = pairs[i];
         const uint8_t state = states[i];
         if (state == LAPSE_COMPACT_READY) [[likely]] {
             d.device_ = nullptr;  // the plugin released the window
-            const bool sound = host_clock ? pair.start_ns >= 0 && pair.end_ns >= pair.start_ns
-                                          : sdk::impossible_pair(*compact, pair) == nullptr;
-            if (sound) [[likely]]
-                d.set_ready_packed(ready_tags, pair.start_ns, pair.end_ns);
+            const lapse_stamp_pair& pair = pairs[i];
+            if (ready.sound(pair.start_ns, pair.end_ns)) [[likely]]
+                d.set_ready_packed(ready.tags, pair.start_ns, pair.end_ns);
             else
-                fail(d, LAPSE_ERROR_INTERNAL,
-                     "resolve: plugin '" + std::string(plugin->name) + "' returned an impossible stamp pair, " +
-                         sdk::impossible_pair(*compact, pair) + " (start " + std::to_string(pair.start_ns) + ", end " +
-                         std::to_string(pair.end_ns) + ")");
+                fail_impossible_pair(d, pair);
         } else if (state == LAPSE_COMPACT_PENDING) {
             pending = true;
         } else {
@@ -342,12 +369,115 @@ bool DeviceCore::resolve_chunk_compact(const lapse_token* tokens, Duration* cons
         if (d.note_ != nullptr) [[unlikely]]
             finish_resolved(d);
     }
-    if (full == 0) return pending;
-    std::fill(out, out + full, blank_answer);
     // Final windows (or bad tokens) answer at once; after a refused call,
     // every window is asked again in full, with the time it had.
-    const BatchStatus batch = call_resolve(full_tokens, out, full, answered ? std::chrono::nanoseconds(0) : timeout);
-    return settle(full_where, out, full, batch) || pending;
+    return resolve_full_after_compact(full_tokens, full_where, full, out,
+                                      answered ? std::chrono::nanoseconds(0) : timeout) ||
+           pending;
+}
+
+// A Duration holds a pending window's token where a resolved one holds its
+// stamps, in the layouts of lapse_token and lapse_stamp_pair: the strided
+// compact resolve reads the one and writes the other in place.
+static_assert(offsetof(DurationFields, second_) == offsetof(DurationFields, first_) + 8 &&
+                  sizeof(lapse_token) == 16 && sizeof(lapse_stamp_pair) == 16 &&
+                  offsetof(DurationFields, first_) % 8 == 0 && sizeof(Duration) % 8 == 0,
+              "a Duration's two words must be a lapse_token and a lapse_stamp_pair");
+
+bool DeviceCore::resolve_run_in_place(Duration* run, std::size_t count, lapse_duration* out,
+                                      std::chrono::nanoseconds timeout)
+{
+    uint8_t states[span_chunk];
+    auto* words = reinterpret_cast<unsigned char*>(run) + offsetof(DurationFields, first_);
+    CallError error;
+    lapse_status status;
+    bool threw = false;
+    try {
+        status = compact_strided(device, reinterpret_cast<const lapse_token*>(words), sizeof(Duration),
+                                 reinterpret_cast<lapse_stamp_pair*>(words), sizeof(Duration), states,
+                                 static_cast<uint32_t>(count), to_timeout_ns(timeout), &error.e);
+    } catch (...) {
+        status = plugin_threw(plugin, "resolve_compact_strided", error.e);
+        threw = true;
+    }
+    if (threw) [[unlikely]] {
+        // Stopped halfway: a window it took may hold stamps where its token
+        // was, so no word of the run can be read as a token again. Every
+        // window fails with the cause (the plugin keeps what it did not
+        // take: a plugin that throws across the ABI leaks its windows).
+        const std::string message = error.describe("resolve_compact_strided", status);
+        for (std::size_t i = 0; i < count; ++i) {
+            run[i].device_ = nullptr;
+            fail(run[i], status, message);
+            if (run[i].note_ != nullptr) finish_resolved(run[i]);
+        }
+        return false;
+    }
+    // Refused: nothing was written or taken, every token is as it was, and
+    // every window is asked again in full, with the time it had.
+    const bool answered = status == LAPSE_OK || status == LAPSE_NOT_READY;
+    if (!answered) std::fill(states, states + count, uint8_t{LAPSE_COMPACT_RESOLVE_FULL});
+    const ReadyPairs ready(*compact);
+    // The common case first, in few registers: every window READY, sound
+    // on the host clock, unnamed. Each one it takes no longer points at
+    // this device, which is how the pass below tells it from the rest.
+    bool rest = !answered || !ready.host_clock;
+    if (!rest) {
+        uintptr_t named = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            Duration& d = run[i];
+            const auto start = static_cast<int64_t>(d.first_);
+            const auto end = static_cast<int64_t>(d.second_);
+            if (states[i] == LAPSE_COMPACT_READY && start >= 0 && end >= start) [[likely]] {
+                d.device_ = nullptr;            // the plugin released the window
+                d.mark_ready_packed(ready.tags);  // the stamps are in its words already
+                named |= reinterpret_cast<uintptr_t>(d.note_);
+            } else {
+                rest = true;
+            }
+        }
+        if (!rest && named == 0) return false;
+    }
+    lapse_token full_tokens[span_chunk];
+    Duration* full_where[span_chunk];
+    std::size_t full = 0;
+    bool pending = false;
+    for (std::size_t i = 0; i < count; ++i) {
+        Duration& d = run[i];
+        const uint8_t state = states[i];
+        if (state == LAPSE_COMPACT_READY) [[likely]] {
+            if (d.device_ != nullptr) {  // not taken by the pass above
+                d.device_ = nullptr;
+                const auto start = static_cast<int64_t>(d.first_);
+                const auto end = static_cast<int64_t>(d.second_);
+                if (ready.sound(start, end))
+                    d.mark_ready_packed(ready.tags);
+                else
+                    fail_impossible_pair(d, lapse_stamp_pair{start, end});
+            }
+        } else if (state == LAPSE_COMPACT_PENDING) {
+            pending = true;
+        } else {
+            full_tokens[full] = d.token_words();  // untouched: still the token
+            full_where[full] = &d;
+            ++full;
+            continue;
+        }
+        if (d.note_ != nullptr) [[unlikely]]
+            finish_resolved(d);
+    }
+    return resolve_full_after_compact(full_tokens, full_where, full, out,
+                                      answered ? std::chrono::nanoseconds(0) : timeout) ||
+           pending;
+}
+
+DeviceCore::Reach DeviceCore::reach(const Duration& d) const noexcept
+{
+    if (d.device_ != this) return d.device_ == nullptr ? Reach::final_already : Reach::elsewhere;
+    // Shared with a capture: claimed first, the general way.
+    if (d.note_ != nullptr && d.note_->claim.load(std::memory_order_relaxed) != note_unshared) [[unlikely]]
+        return Reach::elsewhere;
+    return Reach::here;
 }
 
 DeviceCore::SpanResolve DeviceCore::resolve_span(std::span<Duration> durations, std::chrono::nanoseconds timeout)
@@ -363,26 +493,40 @@ DeviceCore::SpanResolve DeviceCore::resolve_span(std::span<Duration> durations, 
     Duration* next = durations.data();
     Duration* const end = next + durations.size();
     while (next != end) {
+        if (compact_strided != nullptr) {
+            // A run of this device's windows, resolved where they lie: no
+            // token gathered, no pair written back.
+            const Reach first = reach(*next);
+            if (first == Reach::final_already) {
+                ++next;
+                continue;
+            }
+            if (first == Reach::elsewhere) {
+                result.rest = next;
+                return result;
+            }
+            Duration* const run = next;
+            Duration* const limit = static_cast<std::size_t>(end - run) > span_chunk ? run + span_chunk : end;
+            do ++next;
+            while (next != limit && reach(*next) == Reach::here);
+            result.some_pending |= resolve_run_in_place(run, static_cast<std::size_t>(next - run), out,
+                                                        left(deadline));
+            continue;
+        }
         // One pass over the chunk: each window of this device gives its
         // token; a final one is left as it is.
         Duration* const chunk = next;
         lapse_token* token = tokens;
         Duration** at = where;
         for (; next != end && at != where + span_chunk; ++next) {
-            Duration& d = *next;
-            if (d.device_ != this) {
-                if (d.device_ != nullptr) [[unlikely]] {
-                    result.rest = chunk;  // another device's window
-                    return result;
-                }
-                continue;  // final already
-            }
-            if (d.note_ != nullptr && d.note_->claim.load(std::memory_order_relaxed) != note_unshared) [[unlikely]] {
-                result.rest = chunk;  // shared with a capture: claimed first
+            const Reach r = reach(*next);
+            if (r == Reach::final_already) continue;
+            if (r == Reach::elsewhere) [[unlikely]] {
+                result.rest = chunk;  // nothing in this chunk changed yet
                 return result;
             }
-            *token++ = d.token_words();
-            *at++ = &d;
+            *token++ = next->token_words();
+            *at++ = next;
         }
         const std::size_t count = static_cast<std::size_t>(at - where);
         if (count == 0) break;

@@ -153,10 +153,13 @@ std::vector<lapse::Duration> closed_windows(lapse::Device& device, int n = kWind
     return durations;
 }
 
-lapse::Device misbehaving(const std::string& compact, const std::string& answer, const std::string& throws = "")
+// `strided`: the double offers resolve_compact_strided too, which the
+// host then takes (each window resolved in its own words).
+lapse::Device misbehaving(const std::string& compact, const std::string& answer, bool strided,
+                          const std::string& throws = "")
 {
     return open("plugin = \"misbehaving\"\ncompact = \"" + compact + "\"\nanswer = \"" + answer + "\"\nthrows = \"" +
-                throws + "\"\n");
+                throws + "\"\nstrided = " + (strided ? "true" : "false") + "\n");
 }
 
 }  // namespace
@@ -166,7 +169,9 @@ TEST_CASE("a span on a device that resolves compactly reads its pairs, and the f
 {
     // The full resolve would answer an impossible state: every window
     // reading READY shows the pairs were used and nothing else.
-    lapse::Device device = misbehaving("good", "bad_state");
+    const bool strided = GENERATE(false, true);
+    INFO("strided = " << strided);
+    lapse::Device device = misbehaving("good", "bad_state", strided);
     std::vector<lapse::Duration> durations = closed_windows(device);
     CHECK(device.resolve(durations));
     for (const lapse::Duration& d : durations) {
@@ -178,13 +183,12 @@ TEST_CASE("a span on a device that resolves compactly reads its pairs, and the f
     }
 }
 
-TEST_CASE("what the compact resolve leaves, refuses or throws is answered in full, never lost",
-          "[resolve][span][compact]")
+TEST_CASE("what the compact resolve leaves or refuses is answered in full, never lost", "[resolve][span][compact]")
 {
-    const char* compact = GENERATE("full", "bad_state", "refuses", "bad_method", "throws");
-    INFO("compact = " << compact);
-    lapse::Device device = std::string(compact) == "throws" ? misbehaving("good", "good", "resolve_compact")
-                                                            : misbehaving(compact, "good");
+    const char* compact = GENERATE("full", "bad_state", "refuses", "bad_method");
+    const bool strided = GENERATE(false, true);
+    INFO("compact = " << compact << ", strided = " << strided);
+    lapse::Device device = misbehaving(compact, "good", strided);
     std::vector<lapse::Duration> durations = closed_windows(device);
     CHECK(device.resolve(durations));
     for (const lapse::Duration& d : durations) {
@@ -193,10 +197,39 @@ TEST_CASE("what the compact resolve leaves, refuses or throws is answered in ful
     }
 }
 
+TEST_CASE("a dense compact resolve that throws is answered in full, never lost", "[resolve][span][compact]")
+{
+    lapse::Device device = misbehaving("good", "good", false, "resolve_compact");
+    std::vector<lapse::Duration> durations = closed_windows(device);
+    CHECK(device.resolve(durations));
+    for (const lapse::Duration& d : durations) {
+        REQUIRE(d.ready());
+        CHECK(d.interval()->end_ns - d.interval()->start_ns == 1000);
+    }
+}
+
+TEST_CASE("a strided compact resolve that throws fails every window of its run, naming the call, never a number",
+          "[resolve][span][compact]")
+{
+    // Stopped halfway, it may have written stamps over tokens: none of
+    // them is read as a token again, and none as a duration.
+    lapse::Device device = misbehaving("good", "good", true, "resolve_compact");
+    std::vector<lapse::Duration> durations = closed_windows(device);
+    CHECK(device.resolve(durations));
+    for (const lapse::Duration& d : durations) {
+        REQUIRE(d.failed());
+        CHECK_FALSE(d.interval().has_value());
+        CHECK(std::string(d.error_message()).find("resolve_compact_strided") != std::string::npos);
+        CHECK(std::string(d.error_message()).find("misbehaving: resolve_compact throws") != std::string::npos);
+    }
+}
+
 TEST_CASE("an impossible stamp pair is refused as the plugin's error, never handed up as a number",
           "[resolve][span][compact]")
 {
-    lapse::Device device = misbehaving("end_before_start", "good");
+    const bool strided = GENERATE(false, true);
+    INFO("strided = " << strided);
+    lapse::Device device = misbehaving("end_before_start", "good", strided);
     std::vector<lapse::Duration> durations = closed_windows(device);
     device.resolve(durations);
     for (const lapse::Duration& d : durations) {

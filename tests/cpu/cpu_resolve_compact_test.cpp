@@ -5,6 +5,7 @@
 
 #include <lapse/sdk/resolve_compact.hpp>
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -334,4 +335,75 @@ TEST_CASE("a mixed span: each window answered by what it is, the rest resolved i
     CHECK(d.state == LAPSE_DURATION_FAILED);
     CHECK(d.failure == LAPSE_ERROR_DEVICE);
     dev.ready(pending);
+}
+
+TEST_CASE("the strided form resolves records in place: a READY pair over its token, every other record untouched",
+          "[compact][strided]")
+{
+    // A host's own record, as the C++ Duration is: the token becomes the
+    // pair in the same bytes, with fields of the host's on either side.
+    struct Record {
+        uint64_t before = 0xB0B0B0B0B0B0B0B0u;
+        lapse_token token;
+        uint64_t after = 0xAFAFAFAFAFAFAFAFu;
+    };
+    static_assert(sizeof(Record) == 32);
+    CpuDevice dev;
+    Throws bad;
+    Gate gate;
+    std::vector<Record> records(5);
+    records[0].token = dev.start(0);
+    dev.end_ok(records[0].token);
+    records[1].token = dev.start(0);
+    dev.end_ok(records[1].token);
+    dev.abandon(records[1].token);
+    records[2].token = dev.start(0);
+    dev.submit(0, &bad);
+    dev.end_ok(records[2].token);
+    records[4].token = dev.start(0);
+    dev.end_ok(records[4].token);
+    dev.sync(0);
+    dev.submit(1, &gate);
+    records[3].token = dev.start(1);
+    dev.end_ok(records[3].token);
+    const std::vector<Record> as_given = records;
+
+    const lapse_resolve_compact& c = compact_of(dev);
+    const lapse_resolve_compact_strided_fn strided = lapse::sdk::resolve_compact_strided_of(c);
+    REQUIRE(strided != nullptr);
+    std::vector<uint8_t> states(records.size(), 0xEE);
+    lapse_error e = make_error();
+    lapse_token* tokens = &records[0].token;
+    auto* pairs = reinterpret_cast<lapse_stamp_pair*>(&records[0].token);
+    CHECK(strided(dev.device(), tokens, sizeof(Record), pairs, sizeof(Record), states.data(), 5, 0, &e) ==
+          LAPSE_NOT_READY);
+    CHECK(states == std::vector<uint8_t>{LAPSE_COMPACT_READY, LAPSE_COMPACT_RESOLVE_FULL, LAPSE_COMPACT_RESOLVE_FULL,
+                                         LAPSE_COMPACT_PENDING, LAPSE_COMPACT_READY});
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        INFO("record " << i);
+        CHECK(records[i].before == as_given[i].before);
+        CHECK(records[i].after == as_given[i].after);
+        if (states[i] == LAPSE_COMPACT_READY) continue;
+        // Untouched, so the full resolve still has the token.
+        CHECK(records[i].token.id == as_given[i].token.id);
+        CHECK(records[i].token.opened_on == as_given[i].token.opened_on);
+    }
+    lapse_stamp_pair a;
+    lapse_stamp_pair b;
+    std::memcpy(&a, &records[0].token, sizeof a);
+    std::memcpy(&b, &records[4].token, sizeof b);
+    CHECK(a.start_ns > 0);
+    CHECK(a.end_ns >= a.start_ns);
+    CHECK(b.start_ns >= a.end_ns);  // one stream, in order
+
+    // The pending record, once reached, is resolved in place by a second call.
+    gate.open = true;
+    dev.sync(1);
+    auto* pending_pair = reinterpret_cast<lapse_stamp_pair*>(&records[3].token);
+    CHECK(strided(dev.device(), &records[3].token, sizeof(Record), pending_pair, sizeof(Record), &states[3], 1,
+                  LAPSE_WAIT_FOREVER, &e) == LAPSE_OK);
+    CHECK(states[3] == LAPSE_COMPACT_READY);
+    lapse_duration d;
+    CHECK(dev.resolve(records[2].token, d, 0) == LAPSE_OK);  // the failed one, in full
+    CHECK(d.state == LAPSE_DURATION_FAILED);
 }

@@ -34,7 +34,8 @@ int main(void)
     /* lapse.resolve_compact/1: the pair is frozen at 16 bytes (its density
      * is the point), the extension struct grows only at its end. */
     if (sizeof(lapse_stamp_pair) != 16 || offsetof(lapse_stamp_pair, end_ns) != 8 ||
-        offsetof(lapse_resolve_compact, resolve_compact) != 16 || LAPSE_COMPACT_PENDING != 0 ||
+        offsetof(lapse_resolve_compact, resolve_compact) != 16 ||
+        offsetof(lapse_resolve_compact, resolve_compact_strided) != 16 + sizeof(void*) || LAPSE_COMPACT_PENDING != 0 ||
         LAPSE_COMPACT_READY != 1 || LAPSE_COMPACT_RESOLVE_FULL != 2 || LAPSE_COMPACT_NO_STAMP != INT64_MIN) {
         printf("lapse_resolve_compact layout changed\n");
         return 1;

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -123,6 +124,82 @@ TEST_CASE("the compact trampoline refuses null arguments before the device sees 
     CHECK(states[1] == LAPSE_COMPACT_READY);
     CHECK(stamps[1].start_ns == 1);
     CHECK(stamps[1].end_ns == 2);
+}
+
+namespace {
+
+// A device class double that resolves strided records too.
+struct FakeStridedDevice : FakeDevice {
+    lapse_status resolve_compact_strided(const lapse_token*, std::size_t, lapse_stamp_pair* stamps,
+                                         std::size_t stamp_stride, uint8_t* states, uint32_t count, uint64_t,
+                                         lapse_error*) noexcept
+    {
+        ++calls;
+        auto* bytes = reinterpret_cast<unsigned char*>(stamps);
+        for (uint32_t i = 0; i < count; ++i)
+            lapse::sdk::set_compact_ready(*reinterpret_cast<lapse_stamp_pair*>(bytes + i * stamp_stride), states[i],
+                                          i, i + 1);
+        return LAPSE_OK;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("the strided form is offered only by a class that has it, and read only when the struct reaches it",
+          "[sdk][compact][strided]")
+{
+    const lapse_resolve_compact dense =
+        lapse::sdk::make_resolve_compact<FakeDevice>(LAPSE_TIMING_DEVICE, LAPSE_CLOCK_DEVICE);
+    CHECK(dense.resolve_compact_strided == nullptr);
+    CHECK(lapse::sdk::resolve_compact_strided_of(dense) == nullptr);
+    lapse_resolve_compact c =
+        lapse::sdk::make_resolve_compact<FakeStridedDevice>(LAPSE_TIMING_DEVICE, LAPSE_CLOCK_DEVICE);
+    CHECK(lapse::sdk::resolve_compact_strided_of(c) == c.resolve_compact_strided);
+    CHECK(c.resolve_compact_strided != nullptr);
+    // A plugin of the first minor: its struct ends before the field.
+    c.struct_size = static_cast<uint32_t>(offsetof(lapse_resolve_compact, resolve_compact_strided));
+    CHECK(lapse::sdk::resolve_compact_strided_of(c) == nullptr);
+}
+
+TEST_CASE("the strided trampoline refuses null arguments and strides a record cannot have", "[sdk][compact][strided]")
+{
+    FakeStridedDevice fake;
+    lapse_device* device = reinterpret_cast<lapse_device*>(&fake);
+    const lapse_resolve_compact c =
+        lapse::sdk::make_resolve_compact<FakeStridedDevice>(LAPSE_TIMING_DEVICE, LAPSE_CLOCK_DEVICE);
+    const lapse_resolve_compact_strided_fn strided = c.resolve_compact_strided;
+    REQUIRE(strided != nullptr);
+    struct Record {
+        lapse_token token;
+        uint64_t host_word;
+    };
+    Record records[2] = {{{1, 0, 0}, 11}, {{2, 0, 0}, 22}};
+    auto* pairs = reinterpret_cast<lapse_stamp_pair*>(&records[0].token);
+    uint8_t states[2];
+    lapse_error e;
+    e.struct_size = sizeof e;
+
+    CHECK(strided(nullptr, &records[0].token, 24, pairs, 24, states, 2, 0, &e) == LAPSE_ERROR_INVALID_ARGUMENT);
+    CHECK(strided(device, &records[0].token, 24, nullptr, 24, states, 2, 0, &e) == LAPSE_ERROR_INVALID_ARGUMENT);
+    CHECK_THAT(e.message, Catch::Contains("stamps"));
+    CHECK(strided(device, &records[0].token, 24, pairs, 24, nullptr, 2, 0, &e) == LAPSE_ERROR_INVALID_ARGUMENT);
+    CHECK_THAT(e.message, Catch::Contains("states"));
+    for (std::size_t bad : {std::size_t{0}, std::size_t{8}, std::size_t{20}}) {
+        INFO("stride " << bad);
+        CHECK(strided(device, &records[0].token, bad, pairs, 24, states, 2, 0, &e) == LAPSE_ERROR_INVALID_ARGUMENT);
+        CHECK_THAT(e.message, Catch::Contains("stride " + std::to_string(bad)));
+        CHECK(strided(device, &records[0].token, 24, pairs, bad, states, 2, 0, &e) == LAPSE_ERROR_INVALID_ARGUMENT);
+    }
+    CHECK(fake.calls == 0);
+
+    REQUIRE(strided(device, &records[0].token, 24, pairs, 24, states, 2, 0, &e) == LAPSE_OK);
+    CHECK(fake.calls == 1);
+    CHECK(states[1] == LAPSE_COMPACT_READY);
+    lapse_stamp_pair second;
+    std::memcpy(&second, &records[1].token, sizeof second);
+    CHECK(second.start_ns == 1);
+    CHECK(second.end_ns == 2);
+    CHECK(records[1].host_word == 22);  // the stride kept the host's field out of the pair
 }
 
 TEST_CASE("a slot left untouched never reads as a duration", "[sdk][compact]")

@@ -8,7 +8,9 @@
 
 #include <lapse/resolve_compact.h>
 #include <lapse/sdk/error.hpp>
+#include <lapse/sdk/resolve_compact.hpp>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -90,6 +92,71 @@ void check_resolve_compact(const CheckContext& ctx, std::string& note)
     note = "offered; measured windows come back as pairs, the rest untouched";
 }
 
+// The strided form over a host's records, each pair in its own token's
+// bytes: a READY pair replaces its token, and every other record (token
+// and the host's word beside it) is left exactly as it was.
+void check_resolve_compact_strided(const CheckContext& ctx, std::string& note)
+{
+    Dut dut(ctx);
+    const auto* c = dut.p->get_extension == nullptr ? nullptr
+                                                    : static_cast<const lapse_resolve_compact*>(dut.p->get_extension(
+                                                          dut.h, LAPSE_RESOLVE_COMPACT_EXTENSION));
+    const lapse_resolve_compact_strided_fn strided = c == nullptr ? nullptr : sdk::resolve_compact_strided_of(*c);
+    if (strided == nullptr) {
+        note = "not offered: a host gathers tokens for resolve_compact (or resolves in full)";
+        return;
+    }
+    struct Record {
+        lapse_token token;
+        uint64_t host_word;
+    };
+    constexpr uint64_t kHostWord = 0x5A5A5A5A5A5A5A5Au;
+    for (lapse_stream s = 0; s < dut.info.stream_count; ++s) {
+        const std::string where = "stream " + std::to_string(s) + ": ";
+        std::vector<Record> records(4, Record{{}, kHostWord});
+        records[0].token = dut.open(s);
+        dut.end(records[0].token);
+        records[1].token = dut.open(s);
+        dut.end(records[1].token);
+        dut.p->profile_abandon(dut.h, records[1].token);
+        records[2].token = dut.open(s);
+        records[3].token = lapse_token{0, s, 0};
+        dut.sync(s);
+        const std::vector<Record> given = records;
+
+        std::vector<uint8_t> states(records.size(), 0xEE);
+        lapse_error err = Dut::error();
+        const lapse_status st =
+            strided(dut.h, &records[0].token, sizeof(Record), reinterpret_cast<lapse_stamp_pair*>(&records[0].token),
+                    sizeof(Record), states.data(), static_cast<uint32_t>(records.size()), LAPSE_WAIT_FOREVER, &err);
+        require(st == LAPSE_NOT_READY, where + "resolve_compact_strided over a measured, an abandoned, an open and "
+                                               "a null token = " + status_text(st) + " (" + err.message +
+                                           "), not LAPSE_NOT_READY");
+        for (std::size_t i = 0; i < records.size(); ++i)
+            require(records[i].host_word == kHostWord,
+                    where + "record " + std::to_string(i) + ": the word after its pair was written");
+        if (states[0] == LAPSE_COMPACT_READY) {
+            lapse_stamp_pair pair;
+            std::memcpy(&pair, &records[0].token, sizeof pair);
+            require(pair.end_ns >= pair.start_ns, where + "a READY pair ends before it starts");
+        } else {
+            require(states[0] == LAPSE_COMPACT_RESOLVE_FULL,
+                    where + "a closed, synced window read state " + std::to_string(states[0]) + " after waiting forever");
+            dut.resolve(given[0].token);  // the device chose the full answer: it must still be there
+        }
+        for (std::size_t i = 1; i < records.size(); ++i) {
+            const std::string what = where + (i == 1 ? "an abandoned token" : i == 2 ? "a window still open" : "token id 0");
+            require(states[i] == LAPSE_COMPACT_RESOLVE_FULL,
+                    what + " read state " + std::to_string(states[i]) + ", not LAPSE_COMPACT_RESOLVE_FULL");
+            require(std::memcmp(&records[i].token, &given[i].token, sizeof(lapse_token)) == 0,
+                    what + ": its record was written, so the token the full resolve needs is gone");
+        }
+        dut.end(given[2].token);
+        dut.resolve(given[2].token);
+    }
+    note = "offered; READY pairs written over their tokens, every other record untouched";
+}
+
 }  // namespace
 
 void append_compact_checks(std::vector<Check>& out)
@@ -98,6 +165,10 @@ void append_compact_checks(std::vector<Check>& out)
                    "lapse.resolve_compact/1, when offered: measured windows as stamp pairs, every other one "
                    "untouched for resolve",
                    &check_resolve_compact});
+    out.push_back({"device.resolve_compact_strided",
+                   "resolve_compact_strided, when offered: pairs written in place over their tokens, every record "
+                   "not READY untouched",
+                   &check_resolve_compact_strided});
 }
 
 }  // namespace lapse::cli

@@ -63,9 +63,17 @@ public:
     // resolve. In cpu_resolve_compact.cpp.
     lapse_status resolve_compact(const lapse_token* tokens, lapse_stamp_pair* stamps, uint8_t* states, uint32_t count,
                                  uint64_t timeout_ns, lapse_error* error) noexcept;
+    // The same over strided records (a pair in its own token's bytes).
+    lapse_status resolve_compact_strided(const lapse_token* tokens, std::size_t token_stride, lapse_stamp_pair* stamps,
+                                         std::size_t stamp_stride, uint8_t* states, uint32_t count,
+                                         uint64_t timeout_ns, lapse_error* error) noexcept;
     const void* extension(std::string_view id) const noexcept;
 
 private:
+    // Both compact resolves: `Layout` says where token i is and pair i goes.
+    template <class Layout>
+    lapse_status resolve_compact_walk(Layout layout, uint8_t* states, uint32_t count,
+                                      uint64_t timeout_ns) noexcept;
     // One token: fills `out` with a final state (or PENDING); returns the
     // error status for an invalid token, LAPSE_OK otherwise.
     lapse_status resolve_one(const lapse_token& token, lapse_duration& out, CpuWindowTable::FreeBatch& freed,

@@ -14,12 +14,44 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 namespace lapse::cpu {
 
 namespace {
 
 using Conversion = StampClock::Conversion;
+
+// Where resolve_compact finds its tokens and writes its pairs: dense
+// arrays, every pair written (NO_STAMP when not READY).
+struct DenseLayout {
+    const lapse_token* tokens;
+    lapse_stamp_pair* stamps;
+    static constexpr bool marks_not_ready = true;
+    lapse_token token(uint32_t i) const noexcept { return tokens[i]; }
+    lapse_stamp_pair& pair(uint32_t i) const noexcept { return stamps[i]; }
+};
+
+// resolve_compact_strided's records: a pair written only when READY, for
+// it may lie over its own token, which a window left for the full resolve
+// still needs. Tokens are read by value, before their pair is written.
+struct StridedLayout {
+    const unsigned char* tokens;
+    std::size_t token_stride;
+    unsigned char* stamps;
+    std::size_t stamp_stride;
+    static constexpr bool marks_not_ready = false;
+    lapse_token token(uint32_t i) const noexcept
+    {
+        lapse_token t;
+        std::memcpy(&t, tokens + i * token_stride, sizeof t);
+        return t;
+    }
+    lapse_stamp_pair& pair(uint32_t i) const noexcept
+    {
+        return *reinterpret_cast<lapse_stamp_pair*>(stamps + i * stamp_stride);
+    }
+};
 
 // The common case, inline in the walk: a measured window (stamped at both
 // ends, no work failed in it), taken and answered READY. False takes
@@ -48,7 +80,8 @@ using Conversion = StampClock::Conversion;
 // closed but unmeasured or failed, taken by another resolver first, no
 // live window), which it leaves untouched. Returns the state written. Its
 // own batch: a rare path, and the walk's batch stays unaliased.
-[[gnu::noinline]] uint8_t answer(CpuWindowTable& windows, const lapse_token& token, lapse_stamp_pair& pair,
+template <bool marks_not_ready>
+[[gnu::noinline]] uint8_t answer(CpuWindowTable& windows, const lapse_token token, lapse_stamp_pair& pair,
                                  uint8_t& state, const Conversion& conversion) noexcept
 {
     CpuWindowTable::FreeBatch freed;
@@ -58,7 +91,10 @@ using Conversion = StampClock::Conversion;
     const uint8_t why = windows.check(token.id, token.opened_on) == sdk::WindowCheck::pending
                             ? uint8_t{LAPSE_COMPACT_PENDING}
                             : uint8_t{LAPSE_COMPACT_RESOLVE_FULL};
-    sdk::set_compact_not_ready(pair, state, why);
+    if constexpr (marks_not_ready)
+        sdk::set_compact_not_ready(pair, state, why);
+    else
+        state = why;
     return why;
 }
 
@@ -71,9 +107,26 @@ const void* CpuDevice::extension(std::string_view id) const noexcept
     return nullptr;
 }
 
+// A bad token is not an error here (the error argument goes unused): it
+// is answered RESOLVE_FULL, and resolve names it.
 lapse_status CpuDevice::resolve_compact(const lapse_token* tokens, lapse_stamp_pair* stamps, uint8_t* states,
-                                        uint32_t count, uint64_t timeout_ns, lapse_error* /*error: a bad token is
-                                        answered RESOLVE_FULL, and resolve names it*/) noexcept
+                                        uint32_t count, uint64_t timeout_ns, lapse_error* /*error*/) noexcept
+{
+    return resolve_compact_walk(DenseLayout{tokens, stamps}, states, count, timeout_ns);
+}
+
+lapse_status CpuDevice::resolve_compact_strided(const lapse_token* tokens, std::size_t token_stride,
+                                                lapse_stamp_pair* stamps, std::size_t stamp_stride, uint8_t* states,
+                                                uint32_t count, uint64_t timeout_ns, lapse_error* /*error*/) noexcept
+{
+    const StridedLayout layout{reinterpret_cast<const unsigned char*>(tokens), token_stride,
+                               reinterpret_cast<unsigned char*>(stamps), stamp_stride};
+    return resolve_compact_walk(layout, states, count, timeout_ns);
+}
+
+template <class Layout>
+lapse_status CpuDevice::resolve_compact_walk(Layout layout, uint8_t* states, uint32_t count,
+                                             uint64_t timeout_ns) noexcept
 {
     constexpr uint32_t kPrefetchAhead = 4;
     clock_.refine();
@@ -87,19 +140,21 @@ lapse_status CpuDevice::resolve_compact(const lapse_token* tokens, lapse_stamp_p
         // address is worked out once.
         CpuWindowTable::Record* ahead[kPrefetchAhead] = {};
         for (uint32_t i = 0; i < kPrefetchAhead && i < count; ++i) {
-            ahead[i] = windows_.locate(tokens[i].id);
+            ahead[i] = windows_.locate(layout.token(i).id);
             CpuWindowTable::prefetch(ahead[i]);
         }
         for (uint32_t i = 0; i < count; ++i) {
             CpuWindowTable::Record* const record = ahead[i % kPrefetchAhead];
             if (i + kPrefetchAhead < count) {
-                CpuWindowTable::Record* const next = windows_.locate(tokens[i + kPrefetchAhead].id);
+                CpuWindowTable::Record* const next = windows_.locate(layout.token(i + kPrefetchAhead).id);
                 CpuWindowTable::prefetch(next);
                 ahead[i % kPrefetchAhead] = next;
             }
-            if (take_measured(windows_, record, tokens[i], stamps[i], states[i], conversion, freed)) [[likely]]
+            const lapse_token token = layout.token(i);
+            if (take_measured(windows_, record, token, layout.pair(i), states[i], conversion, freed)) [[likely]]
                 continue;
-            const uint8_t state = answer(windows_, tokens[i], stamps[i], states[i], conversion);
+            const uint8_t state =
+                answer<Layout::marks_not_ready>(windows_, token, layout.pair(i), states[i], conversion);
             any_full |= state == LAPSE_COMPACT_RESOLVE_FULL;
             if (state == LAPSE_COMPACT_PENDING && first_pending == count) first_pending = i;
         }
@@ -110,7 +165,8 @@ lapse_status CpuDevice::resolve_compact(const lapse_token* tokens, lapse_stamp_p
     // and stops at the next one still pending (a stream stamps in order);
     // when the caller stops waiting, every pending window once more.
     auto settle = [&](uint32_t i) noexcept {
-        const uint8_t state = answer(windows_, tokens[i], stamps[i], states[i], conversion);
+        const uint8_t state =
+            answer<Layout::marks_not_ready>(windows_, layout.token(i), layout.pair(i), states[i], conversion);
         any_full |= state == LAPSE_COMPACT_RESOLVE_FULL;
         return state != LAPSE_COMPACT_PENDING;
     };
@@ -129,7 +185,7 @@ lapse_status CpuDevice::resolve_compact(const lapse_token* tokens, lapse_stamp_p
     bool all_final = first_pending == count;
     if (!all_final && timeout_ns != 0) {
         const sdk::Deadline deadline(timeout_ns);
-        auto blocked_on = [&]() noexcept { return first_pending < count ? tokens[first_pending].id : 0; };
+        auto blocked_on = [&]() noexcept { return first_pending < count ? layout.token(first_pending).id : 0; };
         // wait() takes a mutex and could, in principle, throw
         // std::system_error; every window taken before that is already
         // answered in states, so stopping there (the rest stays pending)

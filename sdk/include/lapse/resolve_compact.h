@@ -32,10 +32,17 @@
  * plugin in stream mode, not in inline mode, which opens no windows; the
  * Vulkan plugin in own mode), and a host that does not find it resolves in
  * full as always.
+ *
+ * A host whose own records hold each token (the C++ API's Duration keeps
+ * a pending window's token where a resolved one keeps its stamps) asks for
+ * resolve_compact_strided when the device offers it: tokens are read and
+ * pairs written in those records, so the host neither gathers tokens into
+ * an array nor copies pairs back out of one.
  */
 #ifndef LAPSE_RESOLVE_COMPACT_H
 #define LAPSE_RESOLVE_COMPACT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "plugin.h"
@@ -76,6 +83,22 @@ typedef lapse_status (*lapse_resolve_compact_fn)(lapse_device* device, const lap
                                                  lapse_stamp_pair* stamps, uint8_t* states, uint32_t count,
                                                  uint64_t timeout_ns, lapse_error* error);
 
+/* resolve_compact over arrays of larger records: token i is the
+ * lapse_token at (const char*)tokens + i * token_stride, pair i the
+ * lapse_stamp_pair at (char*)stamps + i * stamp_stride (strides are
+ * multiples of 8, at least 16). A pair may occupy the bytes of its own
+ * token and of no other element's: a host whose records hold a token that
+ * becomes a pair when it is resolved passes the same address and stride
+ * for both, and no copy in either direction is made. So, unlike
+ * resolve_compact, pair i is written only when states[i] is
+ * LAPSE_COMPACT_READY, after token i was read; any other state leaves its
+ * pair untouched (no LAPSE_COMPACT_NO_STAMP), and with it an overlapping
+ * token, for the full resolve. Everything else is resolve_compact's. */
+typedef lapse_status (*lapse_resolve_compact_strided_fn)(lapse_device* device, const lapse_token* tokens,
+                                                         size_t token_stride, lapse_stamp_pair* stamps,
+                                                         size_t stamp_stride, uint8_t* states, uint32_t count,
+                                                         uint64_t timeout_ns, lapse_error* error);
+
 /* get_extension(device, LAPSE_RESOLVE_COMPACT_EXTENSION) returns this, or
  * NULL when the device does not resolve compactly. Lives as long as the
  * device. [read from any thread] */
@@ -96,6 +119,11 @@ typedef struct lapse_resolve_compact {
      * LAPSE_COMPACT_RESOLVE_FULL, and resolve names it. Non-null.
      * [thread-safe] */
     lapse_resolve_compact_fn resolve_compact;
+
+    /* Appended (read it only when struct_size reaches it): the strided
+     * form above, or NULL when the device offers only resolve_compact.
+     * [thread-safe] */
+    lapse_resolve_compact_strided_fn resolve_compact_strided;
 } lapse_resolve_compact;
 
 #ifdef __cplusplus

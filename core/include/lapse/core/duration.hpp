@@ -214,6 +214,9 @@ private:
         first_ = static_cast<uint64_t>(start_ns);
         second_ = static_cast<uint64_t>(end_ns);
     }
+    // set_ready_packed where the stamps are in first_/second_ already (a
+    // strided resolve wrote them over the token).
+    void mark_ready_packed(uint64_t ready_tags) noexcept { tags_ = (tags_ & 0xFFFFFFFFu) | ready_tags; }
     void set_failed(lapse_status status) noexcept
     {
         set_state(DurationState::failed);

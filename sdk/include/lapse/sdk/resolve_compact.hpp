@@ -12,6 +12,14 @@
 //   }
 //
 // and writes each window with set_compact_ready / set_compact_not_ready.
+// A class that also has
+//
+//   lapse_status resolve_compact_strided(const lapse_token* tokens, std::size_t token_stride,
+//                                        lapse_stamp_pair* stamps, std::size_t stamp_stride, uint8_t* states,
+//                                        uint32_t count, uint64_t timeout_ns, lapse_error* error) noexcept;
+//
+// offers the strided form as well (it writes a pair only when READY with
+// set_compact_ready, and only the state otherwise).
 // The trampoline refuses the null arguments the ABI forbids before the
 // class sees them. The class's function must be noexcept: a resolve that
 // threw halfway would have taken windows whose stamps never reached the
@@ -27,6 +35,7 @@
 #include <lapse/sdk/duration.hpp>
 #include <lapse/sdk/error.hpp>
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 
@@ -70,7 +79,40 @@ struct CompactAdapter {
                       "D::resolve_compact must be noexcept: a throw halfway would lose windows already taken");
         return reinterpret_cast<D*>(device)->resolve_compact(tokens, stamps, states, count, timeout_ns, error);
     }
+
+    static lapse_status resolve_compact_strided(lapse_device* device, const lapse_token* tokens,
+                                                std::size_t token_stride, lapse_stamp_pair* stamps,
+                                                std::size_t stamp_stride, uint8_t* states, uint32_t count,
+                                                uint64_t timeout_ns, lapse_error* error) noexcept
+    {
+        if (device == nullptr)
+            return fail(error, LAPSE_ERROR_INVALID_ARGUMENT, "resolve_compact_strided: device is null");
+        if (count > 0 && (tokens == nullptr || stamps == nullptr || states == nullptr))
+            return failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                         "resolve_compact_strided: %s is null with count %u (tokens, stamps and states are all "
+                         "required)",
+                         tokens == nullptr ? "tokens" : stamps == nullptr ? "stamps" : "states", count);
+        if (count > 1 && (!valid_stride(token_stride) || !valid_stride(stamp_stride)))
+            return failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
+                         "resolve_compact_strided: stride %zu is not a multiple of 8 of at least 16",
+                         valid_stride(token_stride) ? stamp_stride : token_stride);
+        if (count == 0) return LAPSE_OK;
+        static_assert(noexcept(reinterpret_cast<D*>(device)->resolve_compact_strided(
+                          tokens, token_stride, stamps, stamp_stride, states, count, timeout_ns, error)),
+                      "D::resolve_compact_strided must be noexcept: a throw halfway would lose windows already taken");
+        return reinterpret_cast<D*>(device)->resolve_compact_strided(tokens, token_stride, stamps, stamp_stride,
+                                                                     states, count, timeout_ns, error);
+    }
+
+    static constexpr bool valid_stride(std::size_t stride) noexcept { return stride >= 16 && stride % 8 == 0; }
 };
+
+// Whether device class D resolves strided records too.
+template <class D>
+concept ResolvesCompactStrided =
+    requires(D& d, const lapse_token* t, std::size_t n, lapse_stamp_pair* p, uint8_t* s, lapse_error* e) {
+        { d.resolve_compact_strided(t, n, p, n, s, uint32_t{}, uint64_t{}, e) } -> std::same_as<lapse_status>;
+    };
 
 }  // namespace detail
 
@@ -86,6 +128,8 @@ constexpr lapse_resolve_compact make_resolve_compact(uint32_t method, uint32_t c
     c.clock_domain = clock_domain;
     c.reserved = 0;
     c.resolve_compact = &detail::CompactAdapter<D>::resolve_compact;
+    if constexpr (detail::ResolvesCompactStrided<D>)
+        c.resolve_compact_strided = &detail::CompactAdapter<D>::resolve_compact_strided;
     return c;
 }
 
@@ -114,6 +158,14 @@ inline const lapse_resolve_compact* resolve_compact_of(const lapse_plugin* plugi
 {
     if (plugin == nullptr || device == nullptr || plugin->get_extension == nullptr) return nullptr;
     return usable_resolve_compact(plugin->get_extension(device, LAPSE_RESOLVE_COMPACT_EXTENSION));
+}
+
+// The strided form of a usable extension, or null when the plugin's struct
+// is too short to hold it or the device does not offer it. [any thread]
+inline lapse_resolve_compact_strided_fn resolve_compact_strided_of(const lapse_resolve_compact& c) noexcept
+{
+    constexpr std::size_t size_read = LAPSE_SDK_SIZE_THROUGH(lapse_resolve_compact, resolve_compact_strided);
+    return c.struct_size >= size_read ? c.resolve_compact_strided : nullptr;
 }
 
 // Why a READY pair of `c` cannot be a duration (the rules
