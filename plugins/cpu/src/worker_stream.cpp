@@ -26,10 +26,18 @@ inline void cpu_relax() noexcept
 #endif
 }
 
-// About 10-40 µs of pause instructions, then a few yields: long enough to
+// Between two looks at an empty queue: 64 pause instructions, about
+// 1-3 µs where a pause takes 15-45 ns (Zen, Skylake and later; older cores
+// pause for far less). Each look at the next cell takes its cache line
+// from the producer writing it, and the markers taken then touch the
+// records the producer is still writing: a worker that polls after every
+// pause keeps a producer on another core waiting for its own lines, and
+// costs it more than the markers do (the figures: docs/performance.md).
+constexpr uint32_t kPausesPerPoll = 64;
+// About 10-40 µs of spinning in all, then a few yields: long enough to
 // bridge the gaps of a hot loop of windows, short enough not to eat a core
 // that another engineer's process (or the producer itself) needs.
-constexpr uint32_t kSpinRounds = 512;
+constexpr uint32_t kSpinPolls = 512 / kPausesPerPoll;
 constexpr uint32_t kYieldRounds = 16;
 
 // The stream whose worker runs on this thread, if any.
@@ -77,11 +85,11 @@ void WorkerStream::run() noexcept
         // an empty queue with stopping set stays empty.
         if (stopping_.load(std::memory_order_acquire) && !queue_.has_claims()) return;
         ++idle;
-        if (idle < kSpinRounds) {
-            cpu_relax();
+        if (idle < kSpinPolls) {
+            for (uint32_t i = 0; i < kPausesPerPoll; ++i) cpu_relax();
             continue;
         }
-        if (idle < kSpinRounds + kYieldRounds) {
+        if (idle < kSpinPolls + kYieldRounds) {
             std::this_thread::yield();
             continue;
         }

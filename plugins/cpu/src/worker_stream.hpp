@@ -8,7 +8,13 @@
 // Idle policy: after the queue runs dry the worker spins a little (a burst
 // of windows usually continues), yields a little, then announces it sleeps
 // and sleeps on a futex. A producer pays a wake-up syscall only when it
-// finds that announcement, never while the worker is awake.
+// finds that announcement, never while the worker is awake. While it spins
+// it looks at the queue about once a microsecond, not continuously: a
+// worker polling right behind its producer pulls the queue's cell line and
+// each new window's record away from the producer on every marker, and the
+// producer then waits for them back (worker_stream.cpp). A marker that
+// reaches an idle stream is stamped at most that poll later, which is when
+// the stream reaches it: the work queued after it starts no sooner.
 #pragma once
 
 #include "completion_signal.hpp"
