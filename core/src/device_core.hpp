@@ -224,8 +224,10 @@ private:
     // resolve_span's run of this device's windows (next to each other in
     // the span) through the strided compact resolve, each token read and
     // each pair written in the Duration's own words; the rest as
-    // resolve_chunk_compact does. True when some window is still pending.
-    bool resolve_run_in_place(Duration* run, std::size_t count, lapse_duration* out,
+    // resolve_chunk_compact does; `named`: some Duration of the run has a
+    // note (a name or message to finish). True when some window is still
+    // pending.
+    bool resolve_run_in_place(Duration* run, std::size_t count, bool named, lapse_duration* out,
                               std::chrono::nanoseconds timeout);
     // What both compact forms leave: resolved in full, `out` the answers'
     // buffer. True when some window is still pending.

@@ -21,6 +21,8 @@
 #include <lapse/sdk/resolve_compact.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -384,7 +386,7 @@ static_assert(offsetof(DurationFields, second_) == offsetof(DurationFields, firs
                   offsetof(DurationFields, first_) % 8 == 0 && sizeof(Duration) % 8 == 0,
               "a Duration's two words must be a lapse_token and a lapse_stamp_pair");
 
-bool DeviceCore::resolve_run_in_place(Duration* run, std::size_t count, lapse_duration* out,
+bool DeviceCore::resolve_run_in_place(Duration* run, std::size_t count, bool named, lapse_duration* out,
                                       std::chrono::nanoseconds timeout)
 {
     uint8_t states[span_chunk];
@@ -423,20 +425,23 @@ bool DeviceCore::resolve_run_in_place(Duration* run, std::size_t count, lapse_du
     // this device, which is how the pass below tells it from the rest.
     bool rest = !answered || !ready.host_clock;
     if (!rest) {
-        uintptr_t named = 0;
+        // Every tag above the stream, stored as one 32-bit word: the stream
+        // (the low half) stays as it is, and nothing is read back.
+        static_assert(std::endian::native == std::endian::little, "the tags' upper half lies 4 bytes in");
+        const auto above_stream = static_cast<uint32_t>(ready.tags >> 32);
         for (std::size_t i = 0; i < count; ++i) {
             Duration& d = run[i];
             const auto start = static_cast<int64_t>(d.first_);
             const auto end = static_cast<int64_t>(d.second_);
             if (states[i] == LAPSE_COMPACT_READY && start >= 0 && end >= start) [[likely]] {
-                d.device_ = nullptr;            // the plugin released the window
-                d.mark_ready_packed(ready.tags);  // the stamps are in its words already
-                named |= reinterpret_cast<uintptr_t>(d.note_);
+                d.device_ = nullptr;  // the plugin released the window
+                // READY: the stamps are in its words already.
+                std::memcpy(reinterpret_cast<unsigned char*>(&d.tags_) + 4, &above_stream, sizeof above_stream);
             } else {
                 rest = true;
             }
         }
-        if (!rest && named == 0) return false;
+        if (!rest && !named) return false;
     }
     lapse_token full_tokens[span_chunk];
     Duration* full_where[span_chunk];
@@ -507,9 +512,19 @@ DeviceCore::SpanResolve DeviceCore::resolve_span(std::span<Duration> durations, 
             }
             Duration* const run = next;
             Duration* const limit = static_cast<std::size_t>(end - run) > span_chunk ? run + span_chunk : end;
-            do ++next;
-            while (next != limit && reach(*next) == Reach::here);
-            result.some_pending |= resolve_run_in_place(run, static_cast<std::size_t>(next - run), out,
+            // This device's Durations, their notes or'ed: a run with none
+            // (the common case) needs no look at any claim, here or after
+            // the plugin's walk.
+            uintptr_t notes = reinterpret_cast<uintptr_t>(run->note_);
+            while (++next != limit && next->device_ == this) notes |= reinterpret_cast<uintptr_t>(next->note_);
+            if (notes != 0) {
+                // Some are named: the run ends before the first one shared
+                // with a capture (claimed the general way).
+                Duration* const scanned = next;
+                next = run + 1;
+                while (next != scanned && reach(*next) == Reach::here) ++next;
+            }
+            result.some_pending |= resolve_run_in_place(run, static_cast<std::size_t>(next - run), notes != 0, out,
                                                         left(deadline));
             continue;
         }
