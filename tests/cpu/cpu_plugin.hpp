@@ -123,6 +123,14 @@ private:
 
 // Spins (no sleep: a sleeping job would measure the scheduler) until
 // `ns` of CLOCK_MONOTONIC passed; records when it really ran.
+// A stamp converted from the TSC agrees with CLOCK_MONOTONIC only as well
+// as the clock's calibration pairs do (StampClock::refine accepts a pair
+// whose two CLOCK_MONOTONIC reads lie up to 10 µs apart): a check that a
+// stamp comes before or after a job's own clock read allows that much.
+// Every such order in these tests is held by milliseconds of work when it
+// holds at all.
+inline constexpr int64_t kClockAgreementNs = 10'000;
+
 struct BusyJob {
     int64_t ns;
     int64_t began = 0;
@@ -144,12 +152,6 @@ struct Gate {
     {
         while (!open.load()) std::this_thread::yield();
     }
-};
-
-// Records the time it ran.
-struct StampJob {
-    int64_t at = 0;
-    void operator()() { at = now_ns(); }
 };
 
 }  // namespace lapse_test

@@ -49,7 +49,7 @@ TEST_CASE("fusion: flush runs the queue inside the window", "[fusion]")
         dev.sync();
         for (auto& b : without) {
             REQUIRE(b.ran());
-            CHECK(b.start_ns.load() >= u.end_ns);  // the closure's ops ran after the window
+            CHECK(b.start_ns.load() + kClockAgreementNs >= u.end_ns);  // the closure's ops ran after the window
         }
         CHECK(u.ns() < std::chrono::nanoseconds(kCost).count());  // "much less": not even one op
     });
@@ -72,7 +72,7 @@ TEST_CASE("fusion: earlier work stays out", "[fusion]")
         Duration d = dev.profile_end(w, {.flush = true});
         gate.open();
         Interval iv = ready(d);
-        for (auto& b : earlier) CHECK(b.end_ns.load() <= iv.start_ns);
+        for (auto& b : earlier) CHECK(b.end_ns.load() <= iv.start_ns + kClockAgreementNs);
         CHECK(holds(iv, inside));
         lengths.expect_within_5pct("the window", iv.ns(), inside.ns());
         // Opening handed the earlier work over first, so the window holds none
@@ -100,12 +100,12 @@ TEST_CASE("fusion: later work stays out, with flush and without", "[fusion]")
         gate.open();
         dev.sync();
         Interval iv = ready(d);
-        for (auto& b : later) CHECK(b.start_ns.load() >= iv.end_ns);
+        for (auto& b : later) CHECK(b.start_ns.load() + kClockAgreementNs >= iv.end_ns);
         if (flush) {
             for (auto& b : inside) CHECK(holds(iv, b));
             lengths.expect_within_5pct("the flushed window", iv.ns(), span_ns(inside[0], inside[1]));
         } else {
-            for (auto& b : inside) CHECK(b.start_ns.load() >= iv.end_ns);
+            for (auto& b : inside) CHECK(b.start_ns.load() + kClockAgreementNs >= iv.end_ns);
         }
     });
 }
@@ -135,7 +135,7 @@ TEST_CASE("fusion: a batch boundary inside a window", "[fusion]")
             if (i <= last_held) {
                 CHECK(holds(iv, ops[i]));
             } else {
-                CHECK(ops[i].start_ns.load() >= iv.end_ns);
+                CHECK(ops[i].start_ns.load() + kClockAgreementNs >= iv.end_ns);
             }
         }
         lengths.expect_within_5pct("the window", iv.ns(), span_ns(ops[0], ops[last_held]));

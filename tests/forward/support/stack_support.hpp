@@ -142,10 +142,19 @@ inline Interval ready(Duration& d)
     return *iv;
 }
 
+// A device window's stamps, converted from the TSC by the cpu plugin,
+// agree with CLOCK_MONOTONIC (what busy work reads) only as well as its
+// calibration pairs do (StampClock::refine accepts a pair whose two clock
+// reads lie up to 10 µs apart; tests/cpu/cpu_plugin.hpp allows the same):
+// an order between a stamp and a busy interval's own clock reads, which
+// the worker takes nanoseconds apart, is checked with that much allowed.
+// Every such order here holds by milliseconds of work when it holds at all.
+inline constexpr int64_t kClockAgreementNs = 10'000;
+
 // The window [iv] holds the busy interval [b].
 inline bool holds(const Interval& iv, const Busy& b) noexcept
 {
-    return iv.start_ns <= b.start_ns.load() && b.end_ns.load() <= iv.end_ns;
+    return iv.start_ns <= b.start_ns.load() + kClockAgreementNs && b.end_ns.load() <= iv.end_ns + kClockAgreementNs;
 }
 
 // What a window that holds the busy intervals `first` through `last` (run
