@@ -85,12 +85,21 @@ template <bool marks_not_ready>
                                  uint8_t& state, const Conversion& conversion) noexcept
 {
     CpuWindowTable::FreeBatch freed;
-    const bool taken = take_measured(windows, windows.locate(token.id), token, pair, state, conversion, freed);
+    bool taken = take_measured(windows, windows.locate(token.id), token, pair, state, conversion, freed);
+    sdk::WindowCheck check = sdk::WindowCheck::ok;
+    if (!taken) {
+        check = windows.check(token.id, token.opened_on);
+        // Closed and unheld now: the worker released its last hold after
+        // the take looked. Once more: a closed, unheld window stays so
+        // unless a resolver takes it, so a second miss is resolve's to
+        // answer (unmeasured, failed, or taken by another resolver).
+        if (check == sdk::WindowCheck::closed)
+            taken = take_measured(windows, windows.locate(token.id), token, pair, state, conversion, freed);
+    }
     windows.flush(freed);
     if (taken) return LAPSE_COMPACT_READY;
-    const uint8_t why = windows.check(token.id, token.opened_on) == sdk::WindowCheck::pending
-                            ? uint8_t{LAPSE_COMPACT_PENDING}
-                            : uint8_t{LAPSE_COMPACT_RESOLVE_FULL};
+    const uint8_t why =
+        check == sdk::WindowCheck::pending ? uint8_t{LAPSE_COMPACT_PENDING} : uint8_t{LAPSE_COMPACT_RESOLVE_FULL};
     if constexpr (marks_not_ready)
         sdk::set_compact_not_ready(pair, state, why);
     else
