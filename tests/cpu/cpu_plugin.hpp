@@ -121,8 +121,6 @@ private:
     lapse_device* device_ = nullptr;
 };
 
-// Spins (no sleep: a sleeping job would measure the scheduler) until
-// `ns` of CLOCK_MONOTONIC passed; records when it really ran.
 // A stamp converted from the TSC agrees with CLOCK_MONOTONIC only as well
 // as the clock's calibration pairs do (StampClock::refine accepts a pair
 // whose two CLOCK_MONOTONIC reads lie up to 10 µs apart): a check that a
@@ -131,6 +129,8 @@ private:
 // holds at all.
 inline constexpr int64_t kClockAgreementNs = 10'000;
 
+// Spins (no sleep: a sleeping job would measure the scheduler) until
+// `ns` of CLOCK_MONOTONIC passed; records when it really ran.
 struct BusyJob {
     int64_t ns;
     int64_t began = 0;
