@@ -135,6 +135,9 @@ public:
     // What capture_window and capture_pending share (capture/admit.cpp).
     void hand_over(CaptureCore* capture, WindowNote* note, TokenWords token, Stream stream,
                    const Duration* final) noexcept;
+    // hand_over when the capture cannot take the note at once: admit() in
+    // full, and the note back to unshared when it was dropped.
+    void hand_over_rest(CaptureCore* capture, WindowNote* note) noexcept;
     // Attaches (or, with null, detaches) the capture this device records
     // into; the previous one is drained of this device's windows first.
     void attach_capture(std::shared_ptr<Capture> capture);

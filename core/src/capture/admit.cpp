@@ -2,8 +2,10 @@
 // (DeviceCore::capture_window), its channel, its share of the budget, and
 // handing the note over (CaptureCore::admit). Nothing here writes memory
 // another thread writes, except once per slice of the budget (granted_)
-// and on a thread's first window into a capture. admit is inlined into
-// capture_window, its only caller: one call per window, not three.
+// and on a thread's first window into a capture. The common case
+// (admit_at_once) is inlined into hand_over and calls nothing, so a named
+// window's hand-over is one call that saves no registers; everything
+// else is behind one call out of line (hand_over_rest).
 #include "capture_core.hpp"
 
 #include "../device_core.hpp"
@@ -107,7 +109,32 @@ uint64_t CaptureCore::release_orphaned_grants() noexcept
     return released;
 }
 
-[[gnu::always_inline]] inline bool CaptureCore::admit(WindowNote* note) noexcept
+[[gnu::always_inline]] inline bool CaptureCore::admit_at_once(WindowNote* note) noexcept
+{
+    ThreadRecording* t = this_thread_recording_ptr;
+    if (t == nullptr) [[unlikely]]
+        return false;
+    const ThreadRecording::Entry& last = t->channels[t->last_channel];
+    if (last.capture != id_) [[unlikely]]
+        return false;
+    NoteChannel* ch = last.channel.get();
+    const uint64_t cost = note->cost;
+    if (cost > ch->credit || closed_.load(std::memory_order_acquire) || broken_.load(std::memory_order_relaxed))
+        [[unlikely]]
+        return false;
+    note->close_thread = t->thread_id;
+    note->channel = ch;
+    const uint64_t charged = ch->charged.load(std::memory_order_relaxed);
+    ch->charged.store(charged + cost, std::memory_order_relaxed);
+    if (!ch->notes.push(note)) [[unlikely]] {
+        ch->charged.store(charged, std::memory_order_relaxed);
+        return false;
+    }
+    ch->credit -= cost;
+    return true;
+}
+
+bool CaptureCore::admit(WindowNote* note) noexcept
 {
     ThreadRecording* t = this_thread_recording();
     NoteChannel* ch = t != nullptr ? channel_for_this_thread(*t) : nullptr;
@@ -152,6 +179,13 @@ uint64_t CaptureCore::release_orphaned_grants() noexcept
         n->claim.store(note_final, std::memory_order_relaxed);
     }
     n->refs.store(2, std::memory_order_relaxed);
+    if (c->admit_at_once(n)) [[likely]]
+        return;
+    hand_over_rest(c, n);
+}
+
+void DeviceCore::hand_over_rest(CaptureCore* c, WindowNote* n) noexcept
+{
     if (!c->admit(n)) {  // dropped (counted): nobody else has seen the note; admit sets close_thread
         n->refs.store(1, std::memory_order_relaxed);
         n->claim.store(note_unshared, std::memory_order_relaxed);

@@ -40,9 +40,13 @@ public:
     uint32_t add_source(CaptureSource source);
     // Queues a shared note (its refs already count the collector's) on the
     // calling thread's channel. False when the policy dropped it: the
-    // caller then still owns it alone. (capture/admit.cpp, inlined into
-    // DeviceCore::capture_window, its only caller.)
+    // caller then still owns it alone. (capture/admit.cpp.)
     bool admit(WindowNote* note) noexcept;
+    // admit()'s common case, with no call: the thread's channel used last
+    // is this capture's, its credit covers the note and its ring has room.
+    // False leaves the channel as it was; admit() then decides. (capture/admit.cpp,
+    // inlined into DeviceCore::hand_over, its only caller.)
+    bool admit_at_once(WindowNote* note) noexcept;
     // Writes every window of `device` queued so far, resolving its pending
     // ones (waiting a bounded time, then giving them up). Blocks.
     void drain_device(DeviceCore* device) noexcept;
