@@ -40,13 +40,6 @@ uint64_t current_thread_id() noexcept
     return id;
 }
 
-WindowNote* make_note(std::string_view name)
-{
-    WindowNote* note = take_note();  // its thread set
-    note->name.assign(name);
-    return note;
-}
-
 void set_note_message(WindowNote*& note, std::string message)
 {
     if (note == nullptr) {
@@ -380,7 +373,7 @@ Window Device::profile_start_slow(Stream stream, std::string_view name)
     w.stream_ = stream;
     if (core_ && core_->disabled) [[unlikely]]
         return w;  // LAPSE_DISABLE: nothing opens, nothing is recorded
-    if (!name.empty()) w.note_ = detail::make_note(name);
+    if (!name.empty()) w.note_ = detail::make_name_note(name);
     detail::DeviceCore* core = core_.get();
     if (core == nullptr) {
         w.kind_ = Window::Kind::failed;

@@ -22,7 +22,7 @@ Window Device::adopt_start(Stream stream, lapse_status s, lapse_token token, con
     w.stream_ = stream;
     detail::DeviceCore* core = core_.get();
     if (core != nullptr && core->disabled) return w;  // LAPSE_DISABLE: nothing is recorded
-    if (!name.empty()) w.note_ = detail::make_note(name);
+    if (!name.empty()) w.note_ = detail::make_name_note(name);
     if (core == nullptr) {
         w.kind_ = Window::Kind::failed;
         w.failure_ = LAPSE_ERROR_CLOSED;

@@ -21,6 +21,7 @@
 #include <lapse/resolve_compact.h>
 
 #include <atomic>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -56,7 +57,15 @@ enum NoteClaim : uint32_t { note_unshared = 0, note_pending = 1, note_busy = 2, 
 // What a window carries besides its token: only allocated for a named
 // window (for the session and capture) or one that failed (for its message).
 struct WindowNote {
-    std::string name;       // empty when `interned` names it
+    // A name copied into the note (make_name_note): one of up to
+    // kShortName bytes, most names, sits in short_name (no heap, and a copy
+    // of a few moves, where std::string::assign took some 70 instructions);
+    // a longer one in long_name. name_size is its length either way, 0
+    // when `interned` names the window or nothing does.
+    static constexpr std::size_t kShortName = 24;
+    char short_name[kShortName];
+    uint32_t name_size = 0;
+    std::string long_name;
     const InternedName* interned = nullptr;  // a lapse::Name's entry, or null
     uint64_t thread = 0;
     std::string message;
@@ -84,9 +93,36 @@ struct WindowNote {
 // A note's name, whether copied or interned.
 inline std::string_view name_of(const WindowNote& n) noexcept
 {
-    return n.interned != nullptr ? std::string_view(n.interned->text) : std::string_view(n.name);
+    if (n.interned != nullptr) return n.interned->text;
+    return n.name_size <= WindowNote::kShortName ? std::string_view(n.short_name, n.name_size)
+                                                 : std::string_view(n.long_name);
 }
-inline bool has_name(const WindowNote& n) noexcept { return n.interned != nullptr || !n.name.empty(); }
+inline bool has_name(const WindowNote& n) noexcept { return n.interned != nullptr || n.name_size != 0; }
+
+// Copies `text`, at most kShortName bytes, in as the note's name (the
+// note unnamed until now). Two copies of a fixed size that overlap cover
+// any length in their range: no call, no loop. make_name_note
+// (capture/thread_recording.cpp) takes a longer one.
+inline void set_short_name(WindowNote& n, std::string_view text) noexcept
+{
+    const std::size_t size = text.size();
+    const char* from = text.data();
+    char* to = n.short_name;
+    if (size >= 8) {
+        // [0, 8), [8, 16) past 16, and the last 8: any length from 8 to 24.
+        std::memcpy(to, from, 8);
+        if (size > 16) std::memcpy(to + 8, from + 8, 8);
+        std::memcpy(to + size - 8, from + size - 8, 8);
+    } else if (size >= 4) {
+        std::memcpy(to, from, 4);
+        std::memcpy(to + size - 4, from + size - 4, 4);
+    } else if (size > 0) {
+        to[0] = from[0];
+        to[size / 2] = from[size / 2];
+        to[size - 1] = from[size - 1];
+    }
+    n.name_size = static_cast<uint32_t>(size);
+}
 
 class DeviceCore {
 public:
@@ -269,7 +305,6 @@ const lapse_resolve_compact* guarded_resolve_compact(const lapse_plugin* plugin,
 
 int64_t monotonic_now_ns() noexcept;
 uint64_t current_thread_id() noexcept;
-WindowNote* make_note(std::string_view name);
 void set_note_message(WindowNote*& note, std::string message);
 // Copies a final duration's result into its (shared) note.
 void publish_result(WindowNote& note, const Duration& d) noexcept;

@@ -119,3 +119,42 @@ TEST_CASE("a window named by a Name reaches the session under its text", "[captu
     REQUIRE(windows.size() == 1);
     CHECK(windows[0].name == "phase");
 }
+
+TEST_CASE("a window named by a text of any length from 1 to 64 bytes keeps that text, in its Duration, session and capture",
+          "[capture][name][recording]")
+{
+    // A note copies a short name into itself with overlapping copies of 8,
+    // 4 or single bytes, and a longer one onto the heap: each length has
+    // its own text (every byte distinct from its neighbours), so a byte
+    // lost, doubled or read past the end shows.
+    std::vector<std::string> texts;
+    for (std::size_t size = 1; size <= 64; ++size) {
+        std::string t;
+        for (std::size_t i = 0; i < size; ++i) t.push_back(static_cast<char>('!' + (i * 7 + size) % 90));
+        texts.push_back(t);
+    }
+    TempDir dir;
+    const auto file = dir.path / "lengths.lapse-capture";
+    auto session = std::make_shared<lapse::Session>();
+    std::map<std::string, uint64_t> expected;
+    {
+        lapse::Device device = lapse::Runtime().open(cpu_config());
+        device.record_into(session);
+        device.record_into(open_capture(file));
+        for (int round = 0; round < 3; ++round)  // the second and third reuse notes
+            for (const std::string& t : texts) {
+                // The caller's copy of the text goes before the window ends.
+                lapse::Window w = device.profile_start(round % 2, std::string(t));
+                CHECK(w.name() == t);
+                lapse::Duration d = device.profile_end(w);
+                CHECK(d.name() == t);
+                ++expected[t];
+            }
+    }
+    std::map<std::string, uint64_t> in_session;
+    for (const auto& w : session->windows()) ++in_session[w.name];
+    CHECK(in_session == expected);
+    const ReadBack r = read_all(file);
+    CHECK(r.damage.empty());
+    CHECK(r.count_by_name() == expected);
+}

@@ -171,7 +171,7 @@ bool CaptureCore::admit(WindowNote* note) noexcept
     n->token = token;
     n->stream = stream;
     n->source = capture_source.load(std::memory_order_relaxed);
-    n->cost = static_cast<uint32_t>(sizeof(WindowNote)) + heap_bytes(n->name) + heap_bytes(n->message);
+    n->cost = static_cast<uint32_t>(sizeof(WindowNote)) + heap_bytes(n->long_name) + heap_bytes(n->message);
     if (final == nullptr) {
         n->claim.store(note_pending, std::memory_order_relaxed);
     } else {

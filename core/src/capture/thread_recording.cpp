@@ -45,7 +45,8 @@ thread_local RecordingReaper reaper;
 void reset_for_reuse(WindowNote& n) noexcept
 {
     n.interned = nullptr;
-    n.name.clear();
+    n.name_size = 0;
+    n.long_name.clear();
     n.message.clear();
     n.refs.store(1, std::memory_order_relaxed);
     n.claim.store(note_unshared, std::memory_order_relaxed);
@@ -68,16 +69,22 @@ ThreadRecording* make_thread_recording() noexcept
 
 namespace {
 
+// A new note, for a thread with no spare one (or no recording state):
+// out of line, so that taking a spare saves no registers for it.
+[[gnu::noinline]] WindowNote* new_note(const ThreadRecording* r)
+{
+    auto* n = new WindowNote;
+    n->thread = r != nullptr ? r->thread_id : current_thread_id();
+    return n;
+}
+
 // take_note's body, inlined into make_name_note (an exported function of a
 // shared library is not inlined into its callers: it may be interposed).
 [[gnu::always_inline]] inline WindowNote* take_spare_or_new_note()
 {
     ThreadRecording* r = this_thread_recording();
-    if (r == nullptr) [[unlikely]] {
-        auto* n = new WindowNote;
-        n->thread = current_thread_id();
-        return n;
-    }
+    if (r == nullptr) [[unlikely]]
+        return new_note(nullptr);
     WindowNote* n = nullptr;
     if (!r->spare.empty()) {
         n = r->spare.back();
@@ -89,7 +96,7 @@ namespace {
         n = ch->returns.pop();
     }
     if (n == nullptr) [[unlikely]]
-        n = new WindowNote;
+        return new_note(r);
     n->thread = r->thread_id;
     return n;
 }
@@ -98,16 +105,31 @@ namespace {
 
 WindowNote* take_note() { return take_spare_or_new_note(); }
 
-// Next to take_note, so that a named window's start makes one call.
-WindowNote* make_name_note(std::string_view name)
+namespace {
+
+// make_name_note for a name longer than a note holds in itself: out of
+// line, so that the short copy needs no registers saved and no unwinding.
+[[gnu::noinline]] WindowNote* with_long_name(WindowNote* note, std::string_view name)
 {
-    WindowNote* note = take_spare_or_new_note();
     try {
-        note->name.assign(name);
+        note->long_name.assign(name);
     } catch (...) {
         delete note;
         throw;
     }
+    note->name_size = static_cast<uint32_t>(name.size());
+    return note;
+}
+
+}  // namespace
+
+// Next to take_note, so that a named window's start makes one call.
+WindowNote* make_name_note(std::string_view name)
+{
+    WindowNote* note = take_spare_or_new_note();
+    if (name.size() > WindowNote::kShortName) [[unlikely]]
+        return with_long_name(note, name);
+    set_short_name(*note, name);
     return note;
 }
 
@@ -123,7 +145,7 @@ void keep_note(WindowNote* note) noexcept
     ThreadRecording* r = this_thread_recording();
     // A note that grew a long name or message gives its heap back rather
     // than keeping it as a spare.
-    if (r == nullptr || r->spare.size() >= spare_limit || note->name.capacity() > 256 ||
+    if (r == nullptr || r->spare.size() >= spare_limit || note->long_name.capacity() > 256 ||
         note->message.capacity() > 256) {
         delete note;
         return;
