@@ -59,6 +59,14 @@ public:
         return note;
     }
 
+    // Consumer only: the note the next pop() returns, if the consumer has
+    // already seen it pushed; null otherwise (it reloads nothing).
+    WindowNote* peek_seen() const noexcept
+    {
+        const std::size_t head = head_.load(std::memory_order_relaxed);
+        return head != tail_seen_ ? slots_[head & mask_] : nullptr;
+    }
+
     // Either side: nothing left to pop (a snapshot).
     bool empty() const noexcept
     {

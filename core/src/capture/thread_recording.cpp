@@ -69,6 +69,17 @@ ThreadRecording* make_thread_recording() noexcept
 
 namespace {
 
+// A note given back was last written by another core (the collector's, or
+// whichever thread dropped the Duration), and the window that takes it
+// writes all of it: its lines are fetched now, for the next window, while
+// this one goes on.
+[[gnu::always_inline]] inline void prefetch_for_writing(const WindowNote* note) noexcept
+{
+    if (note == nullptr) return;
+    const char* p = reinterpret_cast<const char*>(note);
+    for (std::size_t line = 0; line < sizeof(WindowNote); line += 64) __builtin_prefetch(p + line, 1);
+}
+
 // A new note, for a thread with no spare one (or no recording state):
 // out of line, so that taking a spare saves no registers for it.
 [[gnu::noinline]] WindowNote* new_note(const ThreadRecording* r)
@@ -89,11 +100,13 @@ namespace {
     if (!r->spare.empty()) {
         n = r->spare.back();
         r->spare.pop_back();
+        if (!r->spare.empty()) prefetch_for_writing(r->spare.back());
     } else if (NoteChannel* ch = r->channels[r->last_channel].channel.get()) {
         // Notes the collector is done with come back through the channel
         // this thread used last (it is that ring's only consumer): a warm
         // thread allocates nothing.
         n = ch->returns.pop();
+        prefetch_for_writing(ch->returns.peek_seen());
     }
     if (n == nullptr) [[unlikely]]
         return new_note(r);
