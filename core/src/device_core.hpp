@@ -58,10 +58,10 @@ enum NoteClaim : uint32_t { note_unshared = 0, note_pending = 1, note_busy = 2, 
 // window (for the session and capture) or one that failed (for its message).
 struct WindowNote {
     // A name copied into the note (make_name_note): one of up to
-    // kShortName bytes, most names, sits in short_name (no heap, and a copy
-    // of a few moves, where std::string::assign took some 70 instructions);
-    // a longer one in long_name. name_size is its length either way, 0
-    // when `interned` names the window or nothing does.
+    // kShortName bytes, most names, sits in short_name (no heap, and copied
+    // with a few moves rather than a call); a longer one in long_name.
+    // name_size is its length either way, 0 when `interned` names the
+    // window or nothing does.
     static constexpr std::size_t kShortName = 24;
     char short_name[kShortName];
     uint32_t name_size = 0;

@@ -44,8 +44,9 @@ public:
     bool admit(WindowNote* note) noexcept;
     // admit()'s common case, with no call: the thread's channel used last
     // is this capture's, its credit covers the note and its ring has room.
-    // False leaves the channel as it was; admit() then decides. (capture/admit.cpp,
-    // inlined into DeviceCore::hand_over, its only caller.)
+    // False leaves the channel as it was; admit() then decides.
+    // (capture/admit.cpp, inlined into DeviceCore::hand_over, its only
+    // caller.)
     bool admit_at_once(WindowNote* note) noexcept;
     // Writes every window of `device` queued so far, resolving its pending
     // ones (waiting a bounded time, then giving them up). Blocks.
