@@ -45,7 +45,7 @@ void set_note_message(WindowNote*& note, std::string message)
     if (note == nullptr) {
         note = take_note();
     }
-    note->message = std::move(message);
+    set_message(*note, std::move(message));
 }
 
 void abandon_token(DeviceCore* device, lapse_token token) noexcept
@@ -84,7 +84,7 @@ std::string_view note_name(const WindowNote* note) noexcept
 
 std::string_view note_message(const WindowNote* note) noexcept
 {
-    return note != nullptr ? std::string_view(note->message) : std::string_view{};
+    return note != nullptr ? message_of(*note) : std::string_view{};
 }
 
 void work_failed(DeviceCore* device, std::exception_ptr error) noexcept

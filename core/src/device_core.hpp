@@ -56,6 +56,9 @@ enum NoteClaim : uint32_t { note_unshared = 0, note_pending = 1, note_busy = 2, 
 
 // What a window carries besides its token: only allocated for a named
 // window (for the session and capture) or one that failed (for its message).
+// Kept to three cache lines' worth: a named window's caller writes all of
+// it after another core did (the collector, or the thread that dropped its
+// Duration), so every line of it is one that moves between cores.
 struct WindowNote {
     // A name copied into the note (make_name_note): one of up to
     // kShortName bytes, most names, sits in short_name (no heap, and copied
@@ -68,7 +71,9 @@ struct WindowNote {
     std::string long_name;
     const InternedName* interned = nullptr;  // a lapse::Name's entry, or null
     uint64_t thread = 0;
-    std::string message;
+    // Why the window failed or was not measured (set_message); null for
+    // nearly every window, so it takes a word of the note, not a string.
+    std::unique_ptr<std::string> message;
 
     // Recording (see NoteClaim); unused while unshared.
     std::atomic<uint32_t> refs{1};
@@ -89,6 +94,20 @@ struct WindowNote {
     uint32_t flags = 0;       // LAPSE_DURATION_* of a ready window
     uint32_t queued_ops = 0;  // with LAPSE_DURATION_WORK_QUEUED
 };
+static_assert(sizeof(WindowNote) <= 192, "a note is at most three cache lines' worth");
+
+inline std::string_view message_of(const WindowNote& n) noexcept
+{
+    return n.message != nullptr ? std::string_view(*n.message) : std::string_view{};
+}
+// Throws std::bad_alloc when the note has no message yet and one cannot be made.
+inline void set_message(WindowNote& n, std::string text)
+{
+    if (n.message != nullptr)
+        *n.message = std::move(text);
+    else
+        n.message = std::make_unique<std::string>(std::move(text));
+}
 
 // A note's name, whether copied or interned.
 inline std::string_view name_of(const WindowNote& n) noexcept

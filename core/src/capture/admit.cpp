@@ -30,6 +30,11 @@ uint32_t heap_bytes(const std::string& s) noexcept
     return s.capacity() > 15 ? static_cast<uint32_t>(s.capacity() + 1) : 0;  // beyond the small-string buffer
 }
 
+uint32_t heap_bytes(const std::unique_ptr<std::string>& s) noexcept
+{
+    return s != nullptr ? static_cast<uint32_t>(sizeof(std::string)) + heap_bytes(*s) : 0;
+}
+
 }  // namespace
 
 NoteChannel* CaptureCore::new_channel_for_this_thread(ThreadRecording& t) noexcept

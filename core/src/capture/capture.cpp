@@ -156,7 +156,7 @@ CapturedWindow window_of(const WindowNote& n)
         w.flags = n.flags;
     }
     w.failure = n.failure;
-    if (n.state == DurationState::failed || n.state == DurationState::not_measured) w.cause = n.message;
+    if (n.state == DurationState::failed || n.state == DurationState::not_measured) w.cause = message_of(n);
     return w;
 }
 

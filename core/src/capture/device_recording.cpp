@@ -73,7 +73,7 @@ void DeviceCore::give_up_note(WindowNote* note, const char* cause) noexcept
     note->failure = LAPSE_OK;
     note->flags = note->queued_ops = 0;
     try {
-        note->message = cause;
+        set_message(*note, cause);
     } catch (...) {
     }
     note->claim.store(note_final, std::memory_order_release);

@@ -47,7 +47,7 @@ void reset_for_reuse(WindowNote& n) noexcept
     n.interned = nullptr;
     n.name_size = 0;
     n.long_name.clear();
-    n.message.clear();
+    n.message.reset();
     n.refs.store(1, std::memory_order_relaxed);
     n.claim.store(note_unshared, std::memory_order_relaxed);
 }
@@ -156,10 +156,9 @@ WindowNote* make_interned_note(const InternedName* name)
 void keep_note(WindowNote* note) noexcept
 {
     ThreadRecording* r = this_thread_recording();
-    // A note that grew a long name or message gives its heap back rather
-    // than keeping it as a spare.
-    if (r == nullptr || r->spare.size() >= spare_limit || note->long_name.capacity() > 256 ||
-        note->message.capacity() > 256) {
+    // A note that grew a long name gives its heap back rather than keeping
+    // it as a spare (a message is freed when the note is reset).
+    if (r == nullptr || r->spare.size() >= spare_limit || note->long_name.capacity() > 256) {
         delete note;
         return;
     }
