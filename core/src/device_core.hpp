@@ -21,7 +21,6 @@
 #include <lapse/resolve_compact.h>
 
 #include <atomic>
-#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -60,7 +59,8 @@ enum NoteClaim : uint32_t { note_unshared = 0, note_pending = 1, note_busy = 2, 
 // it after another core did (the collector, or the thread that dropped its
 // Duration), so every line of it is one that moves between cores.
 struct WindowNote {
-    // A name copied into the note (make_name_note): one of up to
+    // A name copied into the note (make_name_note, in
+    // capture/thread_recording.cpp): one of up to
     // kShortName bytes, most names, sits in short_name (no heap, and copied
     // with a few moves rather than a call); a longer one in long_name.
     // name_size is its length either way, 0 when `interned` names the
@@ -118,30 +118,6 @@ inline std::string_view name_of(const WindowNote& n) noexcept
 }
 inline bool has_name(const WindowNote& n) noexcept { return n.interned != nullptr || n.name_size != 0; }
 
-// Copies `text`, at most kShortName bytes, in as the note's name (the
-// note unnamed until now). Two copies of a fixed size that overlap cover
-// any length in their range: no call, no loop. make_name_note
-// (capture/thread_recording.cpp) takes a longer one.
-inline void set_short_name(WindowNote& n, std::string_view text) noexcept
-{
-    const std::size_t size = text.size();
-    const char* from = text.data();
-    char* to = n.short_name;
-    if (size >= 8) {
-        // [0, 8), [8, 16) past 16, and the last 8: any length from 8 to 24.
-        std::memcpy(to, from, 8);
-        if (size > 16) std::memcpy(to + 8, from + 8, 8);
-        std::memcpy(to + size - 8, from + size - 8, 8);
-    } else if (size >= 4) {
-        std::memcpy(to, from, 4);
-        std::memcpy(to + size - 4, from + size - 4, 4);
-    } else if (size > 0) {
-        to[0] = from[0];
-        to[size / 2] = from[size / 2];
-        to[size - 1] = from[size - 1];
-    }
-    n.name_size = static_cast<uint32_t>(size);
-}
 
 class DeviceCore {
 public:

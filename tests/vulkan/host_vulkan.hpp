@@ -22,9 +22,9 @@ namespace lapse::test {
 // on its queue's gallium context, from the calling thread, with no lock
 // against the queue thread running a submission (lvp_query.c): a read of a
 // query the running command buffer has just ended flushes that context
-// from two threads at once, and the driver's queue thread crashes (seen
-// about once in ten runs of the attach capture test, SIGSEGV inside
-// libvulkan_lvp.so). So this host does what plugins/vulkan/README.md asks
+// from two threads at once, which can crash the driver's queue thread (as
+// read off lvp_query.c; the attach capture test crashed inside
+// libvulkan_lvp.so about once in ten runs on the AMD VMs). So this host does what plugins/vulkan/README.md asks
 // of a host on such a driver: the vkGetInstanceProcAddr it hands the
 // plugin gives query calls that take the lock its submissions hold until
 // their fence has signalled. Any other driver needs none of this.

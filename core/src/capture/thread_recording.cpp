@@ -5,6 +5,8 @@
 #include "../device_core.hpp"
 #include "note_queue.hpp"
 
+#include <cstring>
+
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -119,6 +121,31 @@ namespace {
 WindowNote* take_note() { return take_spare_or_new_note(); }
 
 namespace {
+
+// Copies `text`, at most kShortName bytes, in as the note's name (the
+// note unnamed until now). Two copies of a fixed size that overlap cover
+// any length in their range: no call, no loop. with_long_name takes
+// a longer one.
+[[gnu::always_inline]] inline void set_short_name(WindowNote& n, std::string_view text) noexcept
+{
+    const std::size_t size = text.size();
+    const char* from = text.data();
+    char* to = n.short_name;
+    if (size >= 8) {
+        // [0, 8), [8, 16) past 16, and the last 8: any length from 8 to 24.
+        std::memcpy(to, from, 8);
+        if (size > 16) std::memcpy(to + 8, from + 8, 8);
+        std::memcpy(to + size - 8, from + size - 8, 8);
+    } else if (size >= 4) {
+        std::memcpy(to, from, 4);
+        std::memcpy(to + size - 4, from + size - 4, 4);
+    } else if (size > 0) {
+        to[0] = from[0];
+        to[size / 2] = from[size / 2];
+        to[size - 1] = from[size - 1];
+    }
+    n.name_size = static_cast<uint32_t>(size);
+}
 
 // make_name_note for a name longer than a note holds in itself: out of
 // line, so that the short copy needs no registers saved and no unwinding.
