@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <set>
 #include <span>
 #include <stdexcept>
@@ -254,6 +255,32 @@ TEST_CASE("unnamed windows are not recorded", "[capture][recording]")
         device.profile(0, [] {}, {.name = "one"});
     }
     CHECK(read_all(file).windows.size() == 1);
+}
+
+namespace {
+
+// How many of this process's threads carry `name` (/proc/self/task/*/comm).
+int threads_named(const std::string& name)
+{
+    int n = 0;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        std::string comm = read_file(task.path() / "comm");
+        while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+        n += comm == name;
+    }
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("a capture's collector runs on a thread named lapse-capture, gone once the capture closes", "[capture][recording]")
+{
+    TempDir dir;
+    const int before = threads_named("lapse-capture");
+    auto capture = open_capture(dir.path / "named-thread.lapse-capture");
+    CHECK(threads_named("lapse-capture") == before + 1);
+    capture->close();
+    CHECK(threads_named("lapse-capture") == before);
 }
 
 TEST_CASE("a capture reaches the file while the run goes on, within the flush interval", "[capture][recording]")

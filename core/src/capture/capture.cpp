@@ -9,6 +9,7 @@
 #include <lapse/core/error.hpp>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -191,6 +192,9 @@ CaptureCore::CaptureCore(CaptureOptions options)
     chunks_ = writer_.chunks();
     last_write_ns_ = monotonic_now_ns();
     collector_ = std::thread([this] { run(); });
+    // Named, like the CPU plugin's workers, so that top -H, perf and a
+    // debugger say whose thread it is.
+    pthread_setname_np(collector_.native_handle(), "lapse-capture");
 }
 
 CaptureCore::~CaptureCore() { close(); }
