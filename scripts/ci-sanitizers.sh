@@ -70,7 +70,8 @@ run_asan() {
 }
 
 tsan_targets=(lapse_cpu lapse_forward lapse_fusion core_tests cpu_tests forward_tests fusion_tests
-              hardening_tests hardening_stress conformance_suite capture_tests capture_instructions)
+              hardening_tests hardening_stress conformance_suite capture_tests capture_instructions
+              capture_placement)
 tsan_tests='^(core|cpu|forward|fusion|hardening|capture)\.|^conformance\.(cpu_|forward_cpu|forward_forward|forward_fusion|fusion_|forward_single)'
 
 # Left out of the subset as well: core.lapse_run_*, forward.lapse_run_* and
