@@ -124,8 +124,7 @@ uint64_t CaptureCore::release_orphaned_grants() noexcept
         return false;
     NoteChannel* ch = last.channel.get();
     const uint64_t cost = note->cost;
-    if (cost > ch->credit || closed_.load(std::memory_order_acquire) || broken_.load(std::memory_order_relaxed))
-        [[unlikely]]
+    if (cost > ch->credit || refusing_.load(std::memory_order_acquire) != 0) [[unlikely]]
         return false;
     note->close_thread = t->thread_id;
     note->channel = ch;
@@ -148,7 +147,7 @@ bool CaptureCore::admit(WindowNote* note) noexcept
         note->channel = ch;
         const uint64_t cost = note->cost;
         for (;;) {
-            if (closed_.load(std::memory_order_acquire) || broken_.load(std::memory_order_relaxed)) break;
+            if (refusing_.load(std::memory_order_acquire) != 0) break;
             if (reserve(*ch, cost)) {
                 const uint64_t charged = ch->charged.load(std::memory_order_relaxed);
                 ch->charged.store(charged + cost, std::memory_order_relaxed);
@@ -173,10 +172,21 @@ bool CaptureCore::admit(WindowNote* note) noexcept
                                                          Stream stream, const Duration* final) noexcept
 {
     n->device = this;
-    n->token = token;
+    // Word by word, from registers: copied as one 16-byte value, the token
+    // went through the stack, and that load waited on the two narrower
+    // stores it could not be forwarded from (a stall every window). The
+    // empty asm keeps the compiler from merging the two stores again.
+    uint64_t id = token.id, tail = token.tail;
+    asm("" : "+r"(id), "+r"(tail));
+    n->token.id = id;
+    n->token.tail = tail;
     n->stream = stream;
     n->source = capture_source.load(std::memory_order_relaxed);
-    n->cost = static_cast<uint32_t>(sizeof(WindowNote)) + heap_bytes(n->long_name) + heap_bytes(n->message);
+    // Only a long name or a message holds heap: a reused note holds none
+    // (reset_for_reuse), so most windows count the note alone.
+    n->cost = static_cast<uint32_t>(sizeof(WindowNote));
+    if (n->name_size > WindowNote::kShortName || n->message != nullptr) [[unlikely]]
+        n->cost += heap_bytes(n->long_name) + heap_bytes(n->message);
     if (final == nullptr) {
         n->claim.store(note_pending, std::memory_order_relaxed);
     } else {
@@ -189,7 +199,9 @@ bool CaptureCore::admit(WindowNote* note) noexcept
     hand_over_rest(c, n);
 }
 
-void DeviceCore::hand_over_rest(CaptureCore* c, WindowNote* n) noexcept
+// Out of line, so that hand_over reaches it by a jump and keeps nothing
+// across a call.
+[[gnu::noinline]] void DeviceCore::hand_over_rest(CaptureCore* c, WindowNote* n) noexcept
 {
     if (!c->admit(n)) {  // dropped (counted): nobody else has seen the note; admit sets close_thread
         n->refs.store(1, std::memory_order_relaxed);

@@ -249,7 +249,7 @@ void CaptureCore::drain_all(std::chrono::nanoseconds wait) noexcept
 
 void CaptureCore::close() noexcept
 {
-    if (closed_.exchange(true)) return;  // closed already (close is called once per capture in practice)
+    if (refusing_.fetch_or(refuse_closed) & refuse_closed) return;  // closed already (close is called once per capture in practice)
     Request r{Request::close, nullptr, std::chrono::seconds(10)};
     submit(r);
     if (collector_.joinable()) collector_.join();
@@ -321,7 +321,7 @@ std::size_t CaptureCore::pull() noexcept
 void CaptureCore::encode(WindowNote* note) noexcept
 {
     bool written = false;
-    if (!broken_.load(std::memory_order_relaxed)) {
+    if (!broken()) {
         try {
             const CapturedWindow window = window_of(*note);
             writer_.add(window, note->interned, round_ns_);
@@ -329,7 +329,7 @@ void CaptureCore::encode(WindowNote* note) noexcept
             written = true;
             for (const auto& observer : observers_) observer->window(window);
         } catch (...) {
-            broken_.store(true, std::memory_order_relaxed);
+            mark_broken();
         }
     }
     if (!written) {
@@ -486,12 +486,12 @@ void CaptureCore::write_chunks(bool force) noexcept
         if (!counts.empty())
             for (const auto& observer : observers_) observer->drops(counts);
         for (const auto& observer : observers_) observer->flush();
-        if (!broken_.load(std::memory_order_relaxed)) {
+        if (!broken()) {
             writer_.write_windows(now);
             if (!counts.empty()) writer_.write_drops(counts, now);
         }
     } catch (...) {
-        broken_.store(true, std::memory_order_relaxed);
+        mark_broken();
     }
     last_write_ns_ = now;
     bytes_written_.store(writer_.bytes_written(), std::memory_order_relaxed);
@@ -507,10 +507,10 @@ void CaptureCore::handle(Request& r) noexcept
         settle(nullptr, r.wait, true);
         write_chunks(true);
         try {
-            if (!broken_.load(std::memory_order_relaxed))
+            if (!broken())
                 writer_.write_end(recorded_.load(), dropped_.load(), monotonic_now_ns());
         } catch (...) {
-            broken_.store(true, std::memory_order_relaxed);
+            mark_broken();
         }
         break;
     }
@@ -533,9 +533,9 @@ void CaptureCore::run() noexcept
         for (const CaptureSource& s : sources) {
             for (const auto& observer : observers_) observer->source(s);
             try {
-                if (!broken_.load(std::memory_order_relaxed)) writer_.write_source(s, monotonic_now_ns());
+                if (!broken()) writer_.write_source(s, monotonic_now_ns());
             } catch (...) {
-                broken_.store(true, std::memory_order_relaxed);
+                mark_broken();
             }
         }
         // The notes pulled this round wait for the next one: a window the

@@ -129,8 +129,13 @@ private:
     const std::size_t ring_size_;  // notes per channel ring
     const uint64_t slice_;         // budget bytes a channel reserves at a time
 
-    std::atomic<bool> closed_{false};
-    std::atomic<bool> broken_{false};  // the sink failed: windows are dropped from then on
+    // Why the capture takes no more windows: it closed, or its sink failed
+    // (windows are dropped from then on). One word, so that a window's
+    // hand-over tests both with one load.
+    enum : uint8_t { refuse_closed = 1, refuse_broken = 2 };
+    std::atomic<uint8_t> refusing_{0};
+    bool broken() const noexcept { return (refusing_.load(std::memory_order_relaxed) & refuse_broken) != 0; }
+    void mark_broken() noexcept { refusing_.fetch_or(refuse_broken, std::memory_order_relaxed); }
     // Budget bytes reserved by the channels (at most budget_bytes), and the
     // most ever reserved: touched once per slice, not per window.
     alignas(64) std::atomic<uint64_t> granted_{0};

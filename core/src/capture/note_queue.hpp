@@ -11,9 +11,11 @@
 // in batches.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 namespace lapse::detail {
@@ -59,12 +61,23 @@ public:
         return note;
     }
 
-    // Consumer only: the note the next pop() returns, if the consumer has
-    // already seen it pushed; null otherwise (it reloads nothing).
-    WindowNote* peek_seen() const noexcept
+    // Consumer only: pops up to `max` notes into `out` with one store of
+    // the head; returns how many.
+    std::size_t pop_many(WindowNote** out, std::size_t max) noexcept
     {
         const std::size_t head = head_.load(std::memory_order_relaxed);
-        return head != tail_seen_ ? slots_[head & mask_] : nullptr;
+        if (head == tail_seen_) {
+            tail_seen_ = tail_.load(std::memory_order_acquire);
+            if (head == tail_seen_) return 0;
+        }
+        const std::size_t n = std::min(max, tail_seen_ - head);
+        // In at most two runs: up to the ring's end, then from its start.
+        const std::size_t from = head & mask_;
+        const std::size_t first = std::min(n, mask_ + 1 - from);
+        std::memcpy(out, slots_.get() + from, first * sizeof(WindowNote*));
+        std::memcpy(out + first, slots_.get(), (n - first) * sizeof(WindowNote*));
+        head_.store(head + n, std::memory_order_release);
+        return n;
     }
 
     // Either side: nothing left to pop (a snapshot).

@@ -16,10 +16,6 @@ constinit thread_local ThreadRecording* this_thread_recording_ptr __attribute__(
 
 namespace {
 
-// At most this many spare notes per thread (about 1.5 MiB): the windows of
-// a frame or two in flight, not memory that grows with the run.
-constexpr std::size_t spare_limit = 8192;
-
 // Trivially destructible, so it still reads true once the thread's
 // destructors have run (a Duration destroyed by a later one).
 thread_local bool recording_gone = false;
@@ -36,7 +32,7 @@ struct RecordingReaper {
         if (r == nullptr) return;
         for (ThreadRecording::Entry& e : r->channels)
             if (e.channel) e.channel->orphaned.store(true, std::memory_order_release);
-        for (WindowNote* n : r->spare) delete n;
+        for (std::size_t i = 0; i < r->spare_count; ++i) delete r->spare[i];
         delete r;
     }
 };
@@ -48,7 +44,9 @@ void reset_for_reuse(WindowNote& n) noexcept
 {
     n.interned = nullptr;
     n.name_size = 0;
-    n.long_name.clear();
+    // A long name's heap goes with its window, so that a reused note holds
+    // none and hand_over need not look (the next long name allocates again).
+    if (n.long_name.capacity() > 15) std::string().swap(n.long_name);
     n.message.reset();
     n.refs.store(1, std::memory_order_relaxed);
     n.claim.store(note_unshared, std::memory_order_relaxed);
@@ -60,7 +58,6 @@ ThreadRecording* make_thread_recording() noexcept
     try {
         auto r = std::make_unique<ThreadRecording>();
         r->thread_id = static_cast<uint64_t>(::syscall(SYS_gettid));
-        r->spare.reserve(spare_limit);
         reaper.armed = true;  // constructs it: its destructor runs at the thread's exit
         this_thread_recording_ptr = r.release();
         return this_thread_recording_ptr;
@@ -70,6 +67,9 @@ ThreadRecording* make_thread_recording() noexcept
 }
 
 namespace {
+
+// How many returned notes a thread moves onto its spares at a time.
+constexpr std::size_t kRefill = 256;
 
 // A note given back was last written by another core (the collector's, or
 // whichever thread dropped the Duration), and the window that takes it
@@ -91,6 +91,18 @@ namespace {
     return n;
 }
 
+// Moves the notes the collector is done with onto the thread's empty
+// stack of spares, from the channel this thread used last (it is that
+// return ring's only consumer), so that a warm thread allocates nothing
+// and takes a note with no look at a ring. False when there were none.
+[[gnu::noinline]] bool refill_spares(ThreadRecording& r) noexcept
+{
+    NoteChannel* ch = r.channels[r.last_channel].channel.get();
+    if (ch == nullptr) return false;
+    r.spare_count = ch->returns.pop_many(r.spare.get(), kRefill);
+    return r.spare_count != 0;
+}
+
 // take_note's body, inlined into make_name_note (an exported function of a
 // shared library is not inlined into its callers: it may be interposed).
 [[gnu::always_inline]] inline WindowNote* take_spare_or_new_note()
@@ -98,20 +110,10 @@ namespace {
     ThreadRecording* r = this_thread_recording();
     if (r == nullptr) [[unlikely]]
         return new_note(nullptr);
-    WindowNote* n = nullptr;
-    if (!r->spare.empty()) {
-        n = r->spare.back();
-        r->spare.pop_back();
-        if (!r->spare.empty()) prefetch_for_writing(r->spare.back());
-    } else if (NoteChannel* ch = r->channels[r->last_channel].channel.get()) {
-        // Notes the collector is done with come back through the channel
-        // this thread used last (it is that ring's only consumer): a warm
-        // thread allocates nothing.
-        n = ch->returns.pop();
-        prefetch_for_writing(ch->returns.peek_seen());
-    }
-    if (n == nullptr) [[unlikely]]
+    if (r->spare_count == 0 && !refill_spares(*r)) [[unlikely]]
         return new_note(r);
+    WindowNote* n = r->spare[--r->spare_count];
+    if (r->spare_count != 0) prefetch_for_writing(r->spare[r->spare_count - 1]);
     n->thread = r->thread_id;
     return n;
 }
@@ -183,14 +185,12 @@ WindowNote* make_interned_note(const InternedName* name)
 void keep_note(WindowNote* note) noexcept
 {
     ThreadRecording* r = this_thread_recording();
-    // A note that grew a long name gives its heap back rather than keeping
-    // it as a spare (a message is freed when the note is reset).
-    if (r == nullptr || r->spare.size() >= spare_limit || note->long_name.capacity() > 256) {
+    if (r == nullptr || r->spare_count >= ThreadRecording::kSpareLimit) {
         delete note;
         return;
     }
     reset_for_reuse(*note);
-    r->spare.push_back(note);  // reserved: cannot throw
+    r->spare[r->spare_count++] = note;
 }
 
 }  // namespace lapse::detail

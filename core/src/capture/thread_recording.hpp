@@ -2,17 +2,18 @@
 // so that a named window touches no memory another thread writes and
 // allocates nothing once the thread is warm:
 //   * its id (read once, not per window);
-//   * a bounded list of spare window notes to reuse (a named window needs
+//   * a bounded stack of spare window notes to reuse (a named window needs
 //     a note; the collector hands the ones it is done with back through
-//     the channel's return ring, note_queue.hpp);
+//     the channel's return ring, note_queue.hpp, and the thread moves them
+//     onto this stack in bulk);
 //   * its channel to each capture it recorded into lately.
 // One pointer in thread-local storage finds it all: one load per use.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 namespace lapse::detail {
 
@@ -25,8 +26,12 @@ struct ThreadRecording {
         uint64_t capture = 0;  // CaptureCore's id (never reused)
         std::shared_ptr<NoteChannel> channel;
     };
+    // At most this many spare notes per thread (about 1.5 MiB): the windows
+    // of a frame or two in flight, not memory that grows with the run.
+    static constexpr std::size_t kSpareLimit = 8192;
     uint64_t thread_id = 0;
-    std::vector<WindowNote*> spare;
+    std::size_t spare_count = 0;
+    std::unique_ptr<WindowNote*[]> spare = std::make_unique<WindowNote*[]>(kSpareLimit);
     // A thread that moves on to a fifth capture lets its oldest channel go
     // (orphaned); the collector frees it once it holds nothing.
     std::array<Entry, 4> channels;
@@ -60,7 +65,8 @@ void keep_note(WindowNote* note) noexcept;
 // Makes a note given back (a spare, or one the collector returns) ready
 // for its next window, so that taking it costs the window nothing: what a
 // new window reads before it writes it (no name, no message, one owner,
-// unshared). Everything else is written before anyone reads it: device,
+// unshared), holding no heap (hand_over then counts the note alone
+// against the budget). Everything else is written before anyone reads it: device,
 // channel, token, stream, source, close_thread and cost by hand_over
 // before the note is shared, the result by publish_result or give_up_note
 // before the claim reads final. [the note's last owner]
