@@ -70,6 +70,9 @@ namespace {
 
 // How many returned notes a thread moves onto its spares at a time.
 constexpr std::size_t kRefill = 256;
+// How many windows ahead a spare note's lines are fetched: one window
+// ahead left too little time for lines that come from the collector's core.
+constexpr std::size_t kPrefetchAhead = 3;
 
 // A note given back was last written by another core (the collector's, or
 // whichever thread dropped the Duration), and the window that takes it
@@ -113,7 +116,7 @@ constexpr std::size_t kRefill = 256;
     if (r->spare_count == 0 && !refill_spares(*r)) [[unlikely]]
         return new_note(r);
     WindowNote* n = r->spare[--r->spare_count];
-    if (r->spare_count != 0) prefetch_for_writing(r->spare[r->spare_count - 1]);
+    if (r->spare_count > kPrefetchAhead) prefetch_for_writing(r->spare[r->spare_count - 1 - kPrefetchAhead]);
     n->thread = r->thread_id;
     return n;
 }
