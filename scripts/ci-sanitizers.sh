@@ -8,8 +8,10 @@
 # tsan  ThreadSanitizer: builds and runs the thread-heavy subset only:
 #         core.*, cpu.*, forward.*, fusion.*, hardening.*, capture.* (stress included,
 #         scaled to 5,000 windows per thread under TSan), and the
-#         conformance suite on cpu, fusion and forward stacks over them.
-#       Left out, and why: vulkan.* and conformance.vulkan* (lavapipe is
+#         conformance suite on cpu, fusion and forward stacks over them,
+#         and the Vulkan plugin's stream lock (vulkan.stream lock: *, no
+#         device).
+#       Left out, and why: the rest of vulkan.* and conformance.vulkan* (lavapipe is
 #       uninstrumented, its worker threads are invisible to TSan, and it is
 #       ~10x slower instrumented), cuda.* (no driver here; the fake-driver
 #       tests are single-threaded logic already covered by asan), tools.*
@@ -71,8 +73,8 @@ run_asan() {
 
 tsan_targets=(lapse_cpu lapse_forward lapse_fusion core_tests cpu_tests forward_tests fusion_tests
               hardening_tests hardening_stress conformance_suite capture_tests capture_instructions
-              capture_placement)
-tsan_tests='^(core|cpu|forward|fusion|hardening|capture)\.|^conformance\.(cpu_|forward_cpu|forward_forward|forward_fusion|fusion_|forward_single)'
+              capture_placement vulkan_unit_tests)
+tsan_tests='^(core|cpu|forward|fusion|hardening|capture)\.|^conformance\.(cpu_|forward_cpu|forward_forward|forward_fusion|fusion_|forward_single)|^vulkan\.stream lock: '
 
 # Left out of the subset as well: core.lapse_run_*, forward.lapse_run_* and
 # capture's tools and report cases need the lapse executable (not in

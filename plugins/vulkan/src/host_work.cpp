@@ -36,7 +36,7 @@ lapse_status Stream::submit_host(lapse_work_fn fn, void* user, lapse_error* erro
     w.fn = fn;
     w.user = user;
     {
-        std::unique_lock<std::mutex> lock(mutex_);
+        std::unique_lock<StreamLock> lock(mutex_);
         if (in_own_callback())
             return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
                               "vulkan: submit to stream %u from inside its own host work would wait for itself",

@@ -31,7 +31,7 @@ lapse_status Stream::wait_serial(uint64_t serial, uint64_t timeout_ns, lapse_err
     return wait_value(timeline_, serial, timeout_ns, error);
 }
 
-lapse_status Stream::recording(std::unique_lock<std::mutex>& lock, Segment*& out, lapse_error* error)
+lapse_status Stream::recording(std::unique_lock<StreamLock>& lock, Segment*& out, lapse_error* error)
 {
     const VkApi& vk = ctx_.api;
     for (;;) {

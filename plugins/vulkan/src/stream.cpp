@@ -191,7 +191,7 @@ void Stream::reset_ahead(VkCommandBuffer cb, bool own_segment) noexcept
 
 lapse_status Stream::start(lapse_token& token, lapse_error* error)
 {
-    std::unique_lock<std::mutex> lock(mutex_);
+    std::unique_lock<StreamLock> lock(mutex_);
     Segment* g = current_segment();
     if (g == nullptr)
         if (lapse_status st = recording(lock, g, error); st != LAPSE_OK) return st;
@@ -201,7 +201,7 @@ lapse_status Stream::start(lapse_token& token, lapse_error* error)
 
 lapse_status Stream::end(uint64_t position, lapse_token token, lapse_error* error)
 {
-    std::unique_lock<std::mutex> lock(mutex_);
+    std::unique_lock<StreamLock> lock(mutex_);
     RingSlot* slot = ring_.find(position);
     if (slot == nullptr || slot->state != SlotState::Open) return token_error(token, position, "profile_end", error);
     if (ctx_.is_lost() || failure_ != LAPSE_OK) {
@@ -234,7 +234,7 @@ lapse_status Stream::end(uint64_t position, lapse_token token, lapse_error* erro
 lapse_status Stream::submit(lapse_work_fn fn, void* user, lapse_error* error)
 {
     if (cfg_.host_work) return submit_host(fn, user, error);
-    std::unique_lock<std::mutex> lock(mutex_);
+    std::unique_lock<StreamLock> lock(mutex_);
     Segment* g = nullptr;
     if (lapse_status st = recording(lock, g, error); st != LAPSE_OK) return st;
     // The segment leaves the plugin's hands: later stamps go to a new one.
@@ -255,7 +255,7 @@ lapse_status Stream::submit(lapse_work_fn fn, void* user, lapse_error* error)
         ~Finish()
         {
             callback_stream_ = saved;
-            std::lock_guard<std::mutex> relock(self->mutex_);
+            std::lock_guard<StreamLock> relock(self->mutex_);
             g->state = Segment::State::Closed;
             --self->callbacks_recording_;
             VkResult r = self->ctx_.api.vkEndCommandBuffer(g->cb);
@@ -276,7 +276,7 @@ lapse_status Stream::sync(lapse_error* error)
         return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
                           "vulkan: sync on stream %u from inside one of its submit callbacks would wait for itself",
                           cfg_.index);
-    std::unique_lock<std::mutex> lock(mutex_);
+    std::unique_lock<StreamLock> lock(mutex_);
     if (lapse_status st = check_usable(error, "sync"); st != LAPSE_OK) return st;
     const uint64_t target = next_serial_ - 1;  // 0: no segment was ever begun
     const uint64_t host_target = host_value_;  // host work handed out before this call
@@ -320,7 +320,7 @@ lapse_status Stream::callback_serial(VkCommandBuffer cb, const char* call, uint6
 
 lapse_status Stream::cmd_start(VkCommandBuffer cb, lapse_token& token, lapse_error* error)
 {
-    std::unique_lock<std::mutex> lock(mutex_);
+    std::unique_lock<StreamLock> lock(mutex_);
     if (lapse_status st = check_usable(error, "cmd_profile_start"); st != LAPSE_OK) return st;
     uint64_t serial = 0;
     if (lapse_status st = callback_serial(cb, "cmd_profile_start", serial, error); st != LAPSE_OK) return st;
@@ -329,7 +329,7 @@ lapse_status Stream::cmd_start(VkCommandBuffer cb, lapse_token& token, lapse_err
 
 lapse_status Stream::cmd_end(VkCommandBuffer cb, uint64_t position, lapse_token token, lapse_error* error)
 {
-    std::unique_lock<std::mutex> lock(mutex_);
+    std::unique_lock<StreamLock> lock(mutex_);
     RingSlot* slot = ring_.find(position);
     if (slot == nullptr || slot->state != SlotState::Open) return token_error(token, position, "cmd_profile_end", error);
     uint64_t serial = 0;
@@ -347,14 +347,14 @@ lapse_status Stream::cmd_end(VkCommandBuffer cb, uint64_t position, lapse_token 
 
 bool Stream::has_window(uint64_t position)
 {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<StreamLock> lock(mutex_);
     RingSlot* slot = ring_.find(position);
     return slot != nullptr && (slot->state == SlotState::Open || slot->state == SlotState::Closed);
 }
 
 void Stream::abandon(uint64_t position) noexcept
 {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<StreamLock> lock(mutex_);
     RingSlot* slot = ring_.find(position);
     if (slot == nullptr) return;
     if (slot->failed || ctx_.is_lost())
@@ -403,7 +403,7 @@ void Stream::reclaim() noexcept
 
 uint64_t Stream::shutdown() noexcept
 {
-    std::unique_lock<std::mutex> lock(mutex_);
+    std::unique_lock<StreamLock> lock(mutex_);
     uint64_t live = ring_.count_live();
     if (own()) {
         close_current(nullptr);

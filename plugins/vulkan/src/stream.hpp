@@ -38,12 +38,15 @@
 // buffers through the extension and submits them itself; completion is
 // learned from query availability.
 //
-// Every member is guarded by `mutex_` (per stream, never device-wide); the
-// only other lock taken is the QueueSlot's, inside it, around vkQueueSubmit.
+// Every member is guarded by `mutex_` (per stream, never device-wide; a
+// StreamLock, whose unlock costs no locked instruction: profile_start and
+// profile_end take it once each); the only other lock taken is the
+// QueueSlot's, inside it, around vkQueueSubmit.
 #pragma once
 
 #include "context.hpp"
 #include "query_ring.hpp"
+#include "stream_lock.hpp"
 
 #include <lapse/resolve_compact.h>
 
@@ -172,7 +175,7 @@ private:
     // The segment being recorded when there is one and the stream is
     // usable (the common case of start/end); null otherwise.
     Segment* current_segment() noexcept { return current_ != 0 && usable() ? current_seg_ : nullptr; }
-    lapse_status recording(std::unique_lock<std::mutex>& lock, Segment*& out, lapse_error* error);
+    lapse_status recording(std::unique_lock<StreamLock>& lock, Segment*& out, lapse_error* error);
     // Resets the pools of submitted segments the queue has finished
     // (serial <= completed_) and frees them, so that the start that takes
     // one next does not pay for the reset.
@@ -250,8 +253,8 @@ private:
     DeviceContext& ctx_;
     StreamConfig cfg_;
     uint64_t mask_;
-    std::mutex mutex_;
-    std::condition_variable cv_;  // a segment left the callback / was submitted
+    StreamLock mutex_;
+    std::condition_variable_any cv_;  // a segment left the callback / was submitted
     QueryRing ring_;
     // resolve_pass's scratch, sized at the first resolve and reused (it runs
     // under mutex_): the indices of a run of readable windows and their

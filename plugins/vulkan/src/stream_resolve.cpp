@@ -172,7 +172,7 @@ template <class Answers>
 lapse_status Stream::resolve_pass(const lapse_token* tokens, Answers answers, uint32_t n, const Placement& place,
                                   ResolveProgress& progress, lapse_error* error)
 {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<StreamLock> lock(mutex_);
     PassErrors errors{error};
     if (own()) {
         if (completed_ + 1 < next_serial_) refresh_completed(nullptr);
