@@ -180,14 +180,10 @@ lapse_status Stream::flush(lapse_error* error) noexcept
     return LAPSE_OK;
 }
 
-lapse_status Stream::after_stamp(Segment& g, lapse_error* error) noexcept
+lapse_status Stream::submit_batch(lapse_error* error) noexcept
 {
-    ++g.stamps;
-    if (g.state == Segment::State::Recording && g.stamps >= 2 * cfg_.batch_windows) {
-        if (lapse_status st = close_current(error); st != LAPSE_OK) return st;
-        return flush(error);
-    }
-    return LAPSE_OK;
+    if (lapse_status st = close_current(error); st != LAPSE_OK) return st;
+    return flush(error);
 }
 
 }  // namespace lapse::vulkan

@@ -183,7 +183,15 @@ private:
     lapse_status reset_segment(Segment& g, lapse_error* error) noexcept;
     lapse_status close_current(lapse_error* error) noexcept;
     lapse_status flush(lapse_error* error) noexcept;
-    lapse_status after_stamp(Segment& g, lapse_error* error) noexcept;
+    // A stamp went into `g`: a segment the plugin records is submitted once
+    // it holds 2 * batch_windows of them. Inline: start and end call it.
+    lapse_status after_stamp(Segment& g, lapse_error* error) noexcept
+    {
+        if (++g.stamps >= 2 * cfg_.batch_windows && g.state == Segment::State::Recording) [[unlikely]]
+            return submit_batch(error);
+        return LAPSE_OK;
+    }
+    [[gnu::noinline]] lapse_status submit_batch(lapse_error* error) noexcept;
     lapse_status refresh_completed(lapse_error* error) noexcept;
     lapse_status fail_stream(lapse_status status, lapse_error* error) noexcept;
     lapse_status capacity_error(lapse_error* error, const char* operation) const noexcept;
