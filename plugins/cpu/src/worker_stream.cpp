@@ -1,7 +1,6 @@
 #include "worker_stream.hpp"
 
-#include "futex.hpp"
-
+#include <lapse/sdk/detail/futex.hpp>
 #include <lapse/sdk/host.hpp>
 
 #include <cstdio>
@@ -67,7 +66,7 @@ WorkerStream::~WorkerStream()
 void WorkerStream::wake() noexcept
 {
     // Only the producer that flips the flag pays the syscall.
-    if (sleeping_.exchange(0, std::memory_order_seq_cst) != 0) futex_wake_one(sleeping_);
+    if (sleeping_.exchange(0, std::memory_order_seq_cst) != 0) sdk::detail::futex_wake_one(sleeping_);
 }
 
 void WorkerStream::run() noexcept
@@ -98,7 +97,7 @@ void WorkerStream::run() noexcept
             sleeping_.store(0, std::memory_order_relaxed);
             continue;  // a producer is writing its entry: keep spinning
         }
-        futex_wait(sleeping_, 1);
+        sdk::detail::futex_wait(sleeping_, 1);
         sleeping_.store(0, std::memory_order_relaxed);
         idle = 0;
     }

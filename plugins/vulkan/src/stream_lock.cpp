@@ -1,9 +1,13 @@
 #include "stream_lock.hpp"
 
+// The raw futex, not std::atomic::wait/notify: an unlock's store is not
+// fenced, and libstdc++'s notify reads a waiter count of its own first
+// (lapse/sdk/detail/futex.hpp).
+#include <lapse/sdk/detail/futex.hpp>
+
 #include <thread>
 
 #if defined(__linux__)
-#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -14,7 +18,8 @@ namespace lapse::vulkan {
 namespace {
 
 // How often a thread that finds the lock held tries again before it sleeps:
-// about a microsecond, what a holder recording a command or two takes.
+// 64 pauses, 1-3 us on current x86 cores, about what a holder recording a
+// command or two takes.
 constexpr int kSpins = 64;
 
 void pause() noexcept
@@ -40,28 +45,10 @@ bool process_barrier_registered() noexcept
 // A full barrier on every running thread of the process; false if the
 // kernel refused it.
 bool process_barrier() noexcept { return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0; }
-
-// The raw futex calls, not std::atomic::wait/notify: libstdc++'s notify
-// first reads a waiter count of its own, and that read, after an unlock's
-// unfenced store, could miss a sleeper the barrier above does not cover.
-// A futex wake takes the kernel's lock on the word's queue, so the unlock's
-// store is visible to any sleeper's check that comes after it.
-void sleep_while(std::atomic<uint32_t>& word, uint32_t value) noexcept
-{
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, value, nullptr, nullptr, 0);
-}
-void wake(std::atomic<uint32_t>& word) noexcept
-{
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-}
 #else
 bool process_barrier_registered() noexcept { return false; }
 bool process_barrier() noexcept { return false; }
-void sleep_while(std::atomic<uint32_t>& word, uint32_t value) noexcept { word.wait(value, std::memory_order_relaxed); }
-void wake(std::atomic<uint32_t>& word) noexcept { word.notify_one(); }
 #endif
-
-static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex is a plain 32-bit word");
 
 }  // namespace
 
@@ -80,13 +67,13 @@ void StreamLock::lock_contended() noexcept
     const bool may_sleep = !barrier_by_waiter_ || process_barrier();
     while (word_.exchange(kHeld, std::memory_order_acquire) != kFree) {
         if (may_sleep)
-            sleep_while(word_, kHeld);
+            sdk::detail::futex_wait(word_, kHeld);
         else
             std::this_thread::yield();
     }
     waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void StreamLock::wake_one() noexcept { wake(word_); }
+void StreamLock::wake_one() noexcept { sdk::detail::futex_wake_one(word_); }
 
 }  // namespace lapse::vulkan

@@ -1,9 +1,13 @@
-// cpu plugin — sleeping on a 32-bit word and waking its sleeper.
+// lapse SDK (C++) — sleeping on a 32-bit word and waking its sleeper: the
+// raw futex, for a plugin's own waits. Not an interface of its own
+// (machinery, like record_pool.hpp).
 //
-// A worker with nothing to do sleeps in the kernel instead of burning a core
-// on a shared machine; producers wake it only when it announced it sleeps,
-// so a busy worker costs its producers no syscall. Raw futex on Linux: the
-// call is exactly one syscall, with no waiter bookkeeping of its own.
+// Exactly one syscall per call, with no waiter bookkeeping of its own.
+// That is why the shipped plugins use it rather than std::atomic::wait:
+// libstdc++'s notify first reads a waiter count of its own, so a waker
+// whose store to the word is not fenced (the Vulkan stream lock's unlock)
+// could skip the wake. The cpu plugin's worker sleeps on it when its queue
+// is empty; the Vulkan stream lock's waiters sleep on it.
 #pragma once
 
 #include <atomic>
@@ -15,7 +19,7 @@
 #include <unistd.h>
 #endif
 
-namespace lapse::cpu {
+namespace lapse::sdk::detail {
 
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "futex needs a plain 32-bit word");
 
@@ -40,4 +44,4 @@ inline void futex_wake_one(std::atomic<uint32_t>& word) noexcept
 #endif
 }
 
-}  // namespace lapse::cpu
+}  // namespace lapse::sdk::detail
