@@ -1,5 +1,6 @@
 // The CPU plugin as a whole: descriptor, config, inline mode, close.
 #include "cpu_plugin.hpp"
+#include "stamp_clock.hpp"
 
 #include <atomic>
 #include <thread>
@@ -39,6 +40,10 @@ TEST_CASE("stream mode describes N streams with a device clock on the host timel
     CHECK(info.capabilities == (LAPSE_CAP_DEVICE_CLOCK | LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING |
                                 LAPSE_CAP_SPLIT_THREADS | LAPSE_CAP_HOST_TIMELINE));
     CHECK_THAT(info.name, Catch::Contains("5 worker streams"));
+    // Which clock the workers stamp with: what a marker costs them, and
+    // the source of every number.
+    const bool tsc = lapse::cpu::StampClock::detect_tsc();
+    CHECK_THAT(info.name, Catch::EndsWith(tsc ? ", TSC stamps)" : ", CLOCK_MONOTONIC stamps)"));
     dev.ready([&] {
         lapse_token t = dev.start(4);
         dev.end_ok(t);

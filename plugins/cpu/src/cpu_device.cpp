@@ -123,8 +123,11 @@ void CpuDevice::describe(lapse_device_info& info)
     if (settings_.mode == Mode::stream) {
         info.capabilities = LAPSE_CAP_DEVICE_CLOCK | LAPSE_CAP_NESTED | LAPSE_CAP_OVERLAPPING |
                             LAPSE_CAP_SPLIT_THREADS | LAPSE_CAP_HOST_TIMELINE;
-        std::snprintf(info.name, sizeof info.name, "cpu (%u worker stream%s)", settings_.streams,
-                      settings_.streams == 1 ? "" : "s");
+        // The stamp source belongs in the name: it sets what a marker costs
+        // the worker and which clock every number of the run came from.
+        std::snprintf(info.name, sizeof info.name, "cpu (%u worker stream%s, %s stamps)", settings_.streams,
+                      settings_.streams == 1 ? "" : "s",
+                      clock_.source() == StampClock::Source::tsc ? "TSC" : "CLOCK_MONOTONIC");
     } else {
         // No device clock: it opens no windows, so it claims nothing about them.
         info.capabilities = 0;
