@@ -11,6 +11,9 @@
 
 #include <lapse/sdk/error.hpp>
 
+#include <atomic>
+#include <thread>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define LAPSE_BENCH_HAS_RDTSC 1
@@ -93,6 +96,59 @@ void c_abi_windows(benchmark::State& st, const Device& dev, uint32_t batch)
     st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * batch);
 }
 
+// c_abi_windows() while stream 0's worker is held inside a job submitted
+// before the batch: it touches none of the queue's or the records' cache
+// lines while the batch is timed, so this is what the window path itself
+// costs the caller, without the lines that travel between its core and the
+// worker's (the rest of cpu_window_vs_two_rdtsc). The job lets the worker
+// go once the batch is timed; the batch is then resolved, untimed.
+void c_abi_windows_worker_held(benchmark::State& st, const Device& dev, uint32_t batch)
+{
+    if (!dev) {
+        st.SkipWithError("device not open");
+        return;
+    }
+    const lapse_plugin& p = dev.plugin();
+    lapse_device* h = dev.handle();
+    std::vector<lapse_token> tokens(batch);
+    std::vector<lapse_duration> out = duration_array(batch);
+    std::string message;
+    enum : int { kQueued, kHolding, kReleased };
+    std::atomic<int> gate{kQueued};
+    const lapse_work_fn hold = [](void* user, void*) {
+        auto& g = *static_cast<std::atomic<int>*>(user);
+        g.store(kHolding, std::memory_order_release);
+        while (g.load(std::memory_order_acquire) != kReleased) std::this_thread::yield();
+    };
+    for (auto _ : st) {
+        gate.store(kQueued, std::memory_order_relaxed);
+        if (p.submit(h, 0, hold, &gate, nullptr) != LAPSE_OK) {
+            st.SkipWithError("submit of the job that holds the worker failed");
+            return;
+        }
+        while (gate.load(std::memory_order_acquire) != kHolding) std::this_thread::yield();
+        bool ok = true;
+        const auto t0 = Clock::now();
+        for (uint32_t i = 0; i < batch && ok; ++i) {
+            lapse_token t;
+            ok = p.profile_start(h, 0, &t, nullptr) == LAPSE_OK && p.profile_end(h, t, nullptr, nullptr) == LAPSE_OK;
+            tokens[i] = t;
+        }
+        const auto t1 = Clock::now();
+        gate.store(kReleased, std::memory_order_release);  // on every path: a held worker never closes
+        if (!ok) {
+            st.SkipWithError("profile_start/profile_end failed");
+            return;
+        }
+        st.SetIterationTime(seconds_between(t0, t1));
+        if (!resolve_all(dev, tokens.data(), out.data(), batch, message)) {
+            st.SkipWithError(message.c_str());
+            return;
+        }
+    }
+    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * batch);
+}
+
 void cpp_api_batches(benchmark::State& st, Device& dev, uint32_t batch)
 {
     if (!dev) {
@@ -137,6 +193,9 @@ void add_window(Context& ctx, std::vector<FigureSpec>& figures)
     }
 
     const bool cpu = ctx.plugin == "cpu";
+    if (cpu)
+        manual(add("window.c_abi_worker_held",
+                   [&ctx](benchmark::State& st) { c_abi_windows_worker_held(st, ctx.subject, ctx.batch); }));
     {
         FigureSpec f;
         f.figure.key = ctx.plugin + "_window_vs_two_clock_reads";
@@ -165,6 +224,22 @@ void add_window(Context& ctx, std::vector<FigureSpec>& figures)
 #if !LAPSE_BENCH_HAS_RDTSC
         f.unavailable = "no rdtsc on this architecture";
 #endif
+        figures.push_back(f);
+    }
+    {
+        FigureSpec f;
+        f.figure.key = "cpu_window_worker_held_vs_two_rdtsc";
+        f.figure.title = "cpu window start+end, C ABI, no resolve, the stream's worker held in a job";
+        f.figure.baseline = "2x rdtsc";
+        f.figure.unit = "x";
+        f.figure.target = Target::report;
+        f.subject = "window.c_abi_worker_held";
+        f.baseline = "window.two_rdtsc";
+        f.ops_per_iteration = ctx.batch;
+#if !LAPSE_BENCH_HAS_RDTSC
+        f.unavailable = "no rdtsc on this architecture";
+#endif
+        if (!cpu) f.unavailable = "only the cpu plugin's stream worker can be held by a job";
         figures.push_back(f);
     }
     {
