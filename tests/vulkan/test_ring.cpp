@@ -176,3 +176,50 @@ TEST_CASE("a window opened in a submit callback keeps its stamps while another t
         CHECK(dev.host().errors() == 0);
     }
 }
+
+// Own mode reads stamps from the copies each segment's end makes of the
+// queries stamped in it (plugins/vulkan/src/stamp_copies.cpp). An outer
+// window whose start and end land in different segments, around inner
+// windows spread over several segments, round after round until the
+// ranges cross the ring's end: every window must read both its stamps,
+// in order, from copies made by different command buffers.
+TEST_CASE("a window open across segments and the ring's end reads the stamps each segment copied",
+          "[vulkan][ring][resolve]")
+{
+    auto reset_path = GENERATE(true, false);
+    DYNAMIC_SECTION((reset_path ? "host query reset" : "command query reset"))
+    {
+        // 16 windows in the ring, a segment submitted every 3 windows.
+        OpenDevice dev(base_config(
+            {{"ring_size", int64_t{32}}, {"batch_windows", int64_t{3}}, {"host_query_reset", reset_path}}));
+        REQUIRE(dev.open_status() == LAPSE_OK);
+        for (int round = 0; round < 5; ++round) {
+            INFO("round " << round);
+            lapse_token outer{};
+            REQUIRE(dev.start(0, outer) == LAPSE_OK);
+            std::vector<lapse_token> inner(11);
+            for (auto& t : inner) {
+                REQUIRE(dev.start(0, t) == LAPSE_OK);
+                REQUIRE(dev.end(t) == LAPSE_OK);
+            }
+            REQUIRE(dev.end(outer) == LAPSE_OK);
+            lapse_duration o{};
+            REQUIRE(dev.resolve_one(outer, o) == LAPSE_OK);
+            REQUIRE(o.state == LAPSE_DURATION_READY);
+            int64_t last_start = o.start_ns;
+            for (const lapse_token& t : inner) {
+                lapse_duration d{};
+                REQUIRE(dev.resolve_one(t, d) == LAPSE_OK);
+                REQUIRE(d.state == LAPSE_DURATION_READY);
+                CHECK(d.start_ns >= last_start);
+                CHECK(d.end_ns >= d.start_ns);
+                CHECK(d.end_ns <= o.end_ns);
+                last_start = d.start_ns;
+            }
+        }
+        CHECK(dev.validation_messages() == 0);
+        dev.close();
+        INFO(dev.host().joined_lines());
+        CHECK(dev.host().errors() == 0);
+    }
+}

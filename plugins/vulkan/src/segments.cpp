@@ -74,6 +74,8 @@ lapse_status Stream::recording(std::unique_lock<StreamLock>& lock, Segment*& out
         g.needs_reset = true;
         g.serial = serial;
         g.stamps = 0;
+        g.first_stamped = kNothingStamped;
+        g.last_stamped = 0;
         g.wait_host = host_wait_next_;  // host work handed out before this segment
         host_wait_next_ = 0;            // later segments follow this one on the queue anyway
         g.state = Segment::State::Recording;
@@ -113,6 +115,7 @@ lapse_status Stream::close_current(lapse_error* error) noexcept
     Segment& g = seg(current_);
     current_ = 0;
     g.state = Segment::State::Closed;
+    record_stamp_copies(g);
     VkResult r = ctx_.api.vkEndCommandBuffer(g.cb);
     if (r != VK_SUCCESS) return fail_stream(ctx_.vk_fail(error, "submit", "vkEndCommandBuffer", r), error);
     return LAPSE_OK;

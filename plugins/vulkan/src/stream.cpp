@@ -40,6 +40,7 @@ Stream::~Stream()
     }
     if (timeline_ != VK_NULL_HANDLE) vk.vkDestroySemaphore(ctx_.device, timeline_, nullptr);
     if (host_sem_ != VK_NULL_HANDLE) vk.vkDestroySemaphore(ctx_.device, host_sem_, nullptr);
+    destroy_stamp_copies();
     if (pool_ != VK_NULL_HANDLE) vk.vkDestroyQueryPool(ctx_.device, pool_, nullptr);
 }
 
@@ -92,6 +93,10 @@ lapse_status Stream::init(lapse_error* error)
         r = vk.vkAllocateCommandBuffers(ctx_.device, &ai, &segs_[i].cb);
         if (r != VK_SUCCESS) return ctx_.vk_fail(error, "open stream", "vkAllocateCommandBuffers", r);
     }
+    if (!create_stamp_copies())
+        ctx_.host.log(LAPSE_LOG_DEBUG, "vulkan: stream " + std::to_string(cfg_.index) +
+                                           ": no host-visible buffer for the queue to copy stamps into; resolve "
+                                           "reads them with vkGetQueryPoolResults");
     return LAPSE_OK;
 }
 
@@ -160,6 +165,7 @@ lapse_status Stream::record_start(VkCommandBuffer cb, uint64_t serial, bool own_
     slot.start_serial = serial;
     const uint32_t q = ring_.first_query_of(slot);
     ctx_.api.vkCmdWriteTimestamp(cb, ctx_.start_stage, pool_, q);
+    if (serial != 0) note_stamp(seg(serial), position);  // own mode
     token.id = encode_token_id(position, cfg_.index);
     token.opened_on = cfg_.index;
     token.reserved = 0;
@@ -226,6 +232,7 @@ lapse_status Stream::end(uint64_t position, lapse_token token, lapse_error* erro
             return token_error(token, position, "profile_end", error);
     }
     ctx_.api.vkCmdWriteTimestamp(g->cb, ctx_.end_stage, pool_, ring_.first_query_of(*slot) + 1);
+    note_stamp(*g, position);
     slot->end_serial = g->serial;
     slot->state = SlotState::Closed;
     return after_stamp(*g, error);
@@ -258,6 +265,7 @@ lapse_status Stream::submit(lapse_work_fn fn, void* user, lapse_error* error)
             std::lock_guard<StreamLock> relock(self->mutex_);
             g->state = Segment::State::Closed;
             --self->callbacks_recording_;
+            self->record_stamp_copies(*g);
             VkResult r = self->ctx_.api.vkEndCommandBuffer(g->cb);
             if (r != VK_SUCCESS)
                 self->fail_stream(self->ctx_.vk_fail(error, "submit", "vkEndCommandBuffer", r), error);
@@ -340,6 +348,7 @@ lapse_status Stream::cmd_end(VkCommandBuffer cb, uint64_t position, lapse_token 
         return check_usable(error, "cmd_profile_end");
     }
     ctx_.api.vkCmdWriteTimestamp(cb, ctx_.end_stage, pool_, ring_.first_query(position) + 1);
+    if (serial != 0) note_stamp(seg(serial), position);  // own mode
     slot->end_serial = serial;
     slot->state = SlotState::Closed;
     return LAPSE_OK;

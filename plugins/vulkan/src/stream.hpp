@@ -20,6 +20,10 @@
 // recording path is back-pressure: when every segment is in flight, taking
 // a new one waits for the oldest to complete.
 //
+// Each segment ends with a copy of the results of the queries stamped in
+// it into a host-visible buffer, so own mode's resolve reads stamps with
+// plain loads once a segment has completed (stamp_copies.cpp).
+//
 // A finished segment's command pool is reset where completion is learned
 // anyway, in sync and resolve, not by the start that takes the segment
 // next: resetting frees every command recorded in it, which on lavapipe
@@ -160,7 +164,12 @@ private:
         uint32_t stamps = 0;
         State state = State::Free;
         bool needs_reset = false;  // begun since its pool was last reset
+        // The oldest and newest window positions with a stamp in it: its
+        // end copies their queries' results (stamp_copies.cpp).
+        uint64_t first_stamped = kNothingStamped;
+        uint64_t last_stamped = 0;
     };
+    static constexpr uint64_t kNothingStamped = ~uint64_t{0};
     struct HostWork {
         lapse_work_fn fn = nullptr;
         void* user = nullptr;
@@ -182,6 +191,25 @@ private:
     void recycle_completed() noexcept;
     lapse_status reset_segment(Segment& g, lapse_error* error) noexcept;
     lapse_status close_current(lapse_error* error) noexcept;
+    // Own mode: the results of every query the segments write are copied,
+    // by the queue, into a host-visible buffer the readback reads directly
+    // (stamp_copies.cpp). Creates that buffer; false leaves the stream
+    // reading with vkGetQueryPoolResults.
+    bool create_stamp_copies() noexcept;
+    void destroy_stamp_copies() noexcept;
+    // A stamp of the window at `position` went into `g`.
+    static void note_stamp(Segment& g, uint64_t position) noexcept
+    {
+        if (position < g.first_stamped) g.first_stamped = position;
+        if (position > g.last_stamped) g.last_stamped = position;
+    }
+    // Records, at the end of `g`, the copy of its windows' queries (after
+    // every command before it) and makes the copy visible to the host.
+    void record_stamp_copies(Segment& g) noexcept;
+    // Where the stamps of run_[0..count) are: the copies (own mode), or
+    // results_ after one vkGetQueryPoolResults (attach mode). `stride`:
+    // 64-bit words per query (2 with availability); `r` the read's result.
+    const uint64_t* read_stamps(uint32_t count, uint32_t& stride, VkResult& r);
     lapse_status flush(lapse_error* error) noexcept;
     // A stamp went into `g`: a segment the plugin records is submitted once
     // it holds 2 * batch_windows of them. Inline: start and end call it.
@@ -249,9 +277,9 @@ private:
 
     // Query results as resolve reads them: a value and its availability.
     static constexpr VkQueryResultFlags kReadFlags = VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
-    // Most windows one vkGetQueryPoolResults call reads (a run of
-    // consecutive ring slots is read with one call; on lavapipe each call
-    // blocks, so fewer, larger calls are what readback costs).
+    // Most windows one vkGetQueryPoolResults call reads in attach mode (a
+    // run of consecutive ring slots is read with one call; on lavapipe each
+    // call blocks, so fewer, larger calls are what readback costs).
     static constexpr uint32_t kMaxReadRun = 4096;
     // The stream whose submit callback the calling thread is running, if any.
     static thread_local const Stream* callback_stream_;
@@ -276,6 +304,11 @@ private:
     VkQueryPool pool_ = VK_NULL_HANDLE;
 
     // Own mode.
+    // The copies of the query results: a value and its availability per
+    // query, at the query's index; mapped for the stream's life.
+    VkBuffer stamp_buffer_ = VK_NULL_HANDLE;
+    VkDeviceMemory stamp_memory_ = VK_NULL_HANDLE;
+    const uint64_t* stamp_copies_ = nullptr;
     std::unique_ptr<Segment[]> segs_;
     VkSemaphore timeline_ = VK_NULL_HANDLE;
     uint64_t next_serial_ = 1;    // serial of the next segment to begin (0 means "none")

@@ -1,6 +1,8 @@
 // A stream's readback: which of a resolve's windows can be read now, and
-// one vkGetQueryPoolResults per run of consecutive ring slots for those
-// that can (never WAIT or PARTIAL: see README.md). One pass serves both
+// their stamps, per run of consecutive ring slots: in own mode from the
+// copies the queue made (stamp_copies.cpp), in attach mode with one
+// vkGetQueryPoolResults per run (never WAIT or PARTIAL: see README.md).
+// One pass serves both
 // resolves: the full one (a lapse_duration per window) and the compact one
 // (lapse.resolve_compact/1: a stamp pair per measured window, every other
 // window left untouched for the full one).
@@ -228,14 +230,29 @@ VkResult Stream::read_queries(uint32_t count, uint32_t& stride)
     return r;
 }
 
-// Reads the windows run_[0..count) (consecutive ring slots) with one call.
+const uint64_t* Stream::read_stamps(uint32_t count, uint32_t& stride, VkResult& r)
+{
+    if (stamp_copies_ != nullptr) {
+        // Own mode: every window read here is on finished segments, whose
+        // copies have landed (stamp_copies.cpp).
+        stride = 2;
+        r = VK_SUCCESS;
+        return stamp_copies_ + 2 * static_cast<std::size_t>(ring_.first_query_of(*run_[0].slot));
+    }
+    r = read_queries(count, stride);
+    return results_.data();
+}
+
+// Reads the windows run_[0..count) (consecutive ring slots): from the
+// queue's copies, or with one call.
 void Stream::read_run(FullAnswers answers, uint32_t count, const Placement& place, ResolveProgress& progress,
                       PassErrors& errors)
 {
     if (count == 0) return;
     lapse_duration* out = answers.out;
     uint32_t stride = 1;
-    const VkResult r = read_queries(count, stride);
+    VkResult r = VK_SUCCESS;
+    const uint64_t* results = read_stamps(count, stride, r);
     if (r != VK_SUCCESS && r != VK_NOT_READY) {
         const lapse_status st = errors.note(ctx_.vk_fail(errors.next(), "resolve", "vkGetQueryPoolResults", r));
         for (uint32_t k = 0; k < count; ++k) {
@@ -247,7 +264,6 @@ void Stream::read_run(FullAnswers answers, uint32_t count, const Placement& plac
     const Conversion c = conversion_of(mask_, ctx_.period_ns, cfg_.valid_bits, place);
     const bool own_mode = own();
     const ReadItem* items = run_.data();
-    const uint64_t* results = results_.data();
     if (stride == 1 && own_mode) {
         // Every stamp is there: the common case, without the branches below.
         for (uint32_t k = 0; k < count; ++k) {
@@ -294,7 +310,8 @@ void Stream::read_run(CompactAnswers answers, uint32_t count, const Placement& p
 {
     if (count == 0) return;
     uint32_t stride = 1;
-    const VkResult r = read_queries(count, stride);
+    VkResult r = VK_SUCCESS;
+    const uint64_t* results = read_stamps(count, stride, r);
     const ReadItem* items = run_.data();
     if (r != VK_SUCCESS && r != VK_NOT_READY) {
         for (uint32_t k = 0; k < count; ++k)
@@ -303,7 +320,6 @@ void Stream::read_run(CompactAnswers answers, uint32_t count, const Placement& p
         return;
     }
     const Conversion c = conversion_of(mask_, ctx_.period_ns, cfg_.valid_bits, place);
-    const uint64_t* results = results_.data();
     for (uint32_t k = 0; k < count; ++k) {
         const uint32_t i = items[k].index;
         const uint64_t* q = results + 2 * stride * static_cast<std::size_t>(k);

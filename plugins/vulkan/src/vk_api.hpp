@@ -24,6 +24,7 @@ namespace lapse::vulkan {
     X(vkDestroyInstance)                           \
     X(vkEnumeratePhysicalDevices)                  \
     X(vkGetPhysicalDeviceProperties)               \
+    X(vkGetPhysicalDeviceMemoryProperties)         \
     X(vkGetPhysicalDeviceQueueFamilyProperties)    \
     X(vkGetPhysicalDeviceFeatures2)                \
     X(vkEnumerateDeviceExtensionProperties)        \
@@ -53,7 +54,16 @@ namespace lapse::vulkan {
     X(vkQueueSubmit)                 \
     X(vkCreateSemaphore)             \
     X(vkDestroySemaphore)            \
-    X(vkDeviceWaitIdle)
+    X(vkDeviceWaitIdle)              \
+    X(vkCreateBuffer)                \
+    X(vkDestroyBuffer)               \
+    X(vkGetBufferMemoryRequirements) \
+    X(vkAllocateMemory)              \
+    X(vkFreeMemory)                  \
+    X(vkBindBufferMemory)            \
+    X(vkMapMemory)                   \
+    X(vkCmdCopyQueryPoolResults)     \
+    X(vkCmdPipelineBarrier)
 
 // Optional device-level functions (Vulkan 1.2 core or extensions).
 #define LAPSE_VK_DEVICE_OPTIONAL(X)  \
