@@ -319,12 +319,19 @@ void add_vulkan(Context& ctx, std::vector<FigureSpec>& figures)
         manual(add("vulkan.plugin_windows",
                    [&ctx](benchmark::State& st) { plugin_windows(st, ctx.subject, ctx.batch); }));
         manual(add("vulkan.bare_stamps", [&ctx, bare](benchmark::State& st) { bare_stamps(st, *bare, ctx.batch); }));
-        manual(add("vulkan.plugin_readback",
-                   [&ctx](benchmark::State& st) { plugin_readback(st, ctx.subject, ctx.batch, nullptr); }));
+        // A readback iteration records, submits and syncs its batch
+        // untimed, hundreds of times longer than the timed read: a fixed
+        // count of batches, not a minimum of timed seconds, bounds the run.
+        const int64_t readbacks = ctx.quick ? 20 : 200;
+        add("vulkan.plugin_readback",
+            [&ctx](benchmark::State& st) { plugin_readback(st, ctx.subject, ctx.batch, nullptr); })
+            ->UseManualTime()
+            ->Iterations(readbacks);
         if (compact != nullptr)
-            manual(add("vulkan.plugin_readback_compact", [&ctx, compact](benchmark::State& st) {
-                plugin_readback(st, ctx.subject, ctx.batch, compact);
-            }));
+            add("vulkan.plugin_readback_compact",
+                [&ctx, compact](benchmark::State& st) { plugin_readback(st, ctx.subject, ctx.batch, compact); })
+                ->UseManualTime()
+                ->Iterations(readbacks);
         manual(add("vulkan.bare_readback", [bare](benchmark::State& st) { bare_readback(st, *bare); }));
     }
 
