@@ -49,6 +49,19 @@ lavapipe_via_core='^conformance\.vulkan|^vulkan\.lapse_run_gpu_phase$|^c_host\.w
 # vulkan_unit_tests: no core library) run with the leak check.
 core_beside_lavapipe='^vulkan\.core\.'
 lavapipe_no_leak_check="$lavapipe_via_core|$core_beside_lavapipe"
+# The same tracer crash, at exit after every assertion passed, hit two of
+# the plugin-level device tests (vulkan_plugin_tests, ctest label
+# lavapipe_device) once own mode began allocating and mapping a
+# host-visible buffer per stream for the queue's stamp copies: "DTLS 7 at
+# 0x000000002101-0x002800003203", a dynamic-TLS entry of the main thread
+# that is no TLS block. It is deterministic per test and moves with the
+# heap's layout (allocating the buffer and freeing it crashes; allocating,
+# binding and freeing does not), which points at this LeakSanitizer's
+# handling of the TLS descriptors Mesa's drivers use rather than at a
+# leak. So the device tests run without the exit-time leak check too;
+# ASan and UBSan stay on for them, and vulkan_unit_tests (no device) keep
+# the leak check.
+lavapipe_device_label='lavapipe_device'
 
 run_asan() {
     echo "== lapse: AddressSanitizer + UndefinedBehaviorSanitizer: build everything =="
@@ -60,7 +73,8 @@ run_asan() {
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$here/tests/hardening/sanitizers/lsan.supp:print_suppressions=0} \
-        ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -E "$lavapipe_no_leak_check"
+        ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -E "$lavapipe_no_leak_check" \
+        -LE "$lavapipe_device_label"
     # $lavapipe_via_core open lavapipe through the core, which unloads the
     # driver when the device closes: lavapipe's own per-instance leak then
     # has no module name for lsan.supp to match (tests/vulkan keeps the
@@ -69,6 +83,9 @@ run_asan() {
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:detect_stack_use_after_return=1} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
         ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -R "$lavapipe_no_leak_check"
+    ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:detect_stack_use_after_return=1} \
+    UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+        ctest --test-dir "$asan_dir" --output-on-failure -j "$test_jobs" --timeout 900 -L "$lavapipe_device_label"
 }
 
 tsan_targets=(lapse_cpu lapse_forward lapse_fusion core_tests cpu_tests forward_tests fusion_tests
