@@ -64,45 +64,22 @@ void two_rdtsc(benchmark::State& st, const Context& ctx)
 #endif
 }
 
-void c_abi_windows(benchmark::State& st, const Device& dev, uint32_t batch)
+// A job that holds a stream's worker until the gate says kReleased.
+enum : int { kQueued, kHolding, kReleased };
+void hold_worker(void* user, void* /*native*/)
 {
-    if (!dev) {
-        st.SkipWithError("device not open");
-        return;
-    }
-    const lapse_plugin& p = dev.plugin();
-    lapse_device* h = dev.handle();
-    std::vector<lapse_token> tokens(batch);
-    std::vector<lapse_duration> out = duration_array(batch);
-    std::string message;
-    for (auto _ : st) {
-        const auto t0 = Clock::now();
-        for (uint32_t i = 0; i < batch; ++i) {
-            lapse_token t;
-            if (p.profile_start(h, 0, &t, nullptr) != LAPSE_OK || p.profile_end(h, t, nullptr, nullptr) != LAPSE_OK)
-                [[unlikely]] {
-                st.SkipWithError("profile_start/profile_end failed");
-                return;
-            }
-            tokens[i] = t;
-        }
-        const auto t1 = Clock::now();
-        st.SetIterationTime(seconds_between(t0, t1));
-        if (!resolve_all(dev, tokens.data(), out.data(), batch, message)) {
-            st.SkipWithError(message.c_str());
-            return;
-        }
-    }
-    st.SetItemsProcessed(static_cast<int64_t>(st.iterations()) * batch);
+    auto& gate = *static_cast<std::atomic<int>*>(user);
+    gate.store(kHolding, std::memory_order_release);
+    while (gate.load(std::memory_order_acquire) != kReleased) std::this_thread::yield();
 }
 
-// c_abi_windows() while stream 0's worker is held inside a job submitted
-// before the batch: it touches none of the queue's or the records' cache
-// lines while the batch is timed, so this is what the window path itself
-// costs the caller, without the lines that travel between its core and the
-// worker's (the rest of cpu_window_vs_two_rdtsc). The job lets the worker
-// go once the batch is timed; the batch is then resolved, untimed.
-void c_abi_windows_worker_held(benchmark::State& st, const Device& dev, uint32_t batch)
+// `worker_held`: stream 0's worker is held inside a job submitted before
+// each batch, so it touches none of the queue's or the records' cache lines
+// while the batch is timed: what the window path itself costs the caller,
+// without the lines that travel between its core and the worker's (the
+// rest of cpu_window_vs_two_rdtsc). The job lets the worker go once the
+// batch is timed; the batch is then resolved, untimed.
+void c_abi_windows(benchmark::State& st, const Device& dev, uint32_t batch, bool worker_held = false)
 {
     if (!dev) {
         st.SkipWithError("device not open");
@@ -113,20 +90,16 @@ void c_abi_windows_worker_held(benchmark::State& st, const Device& dev, uint32_t
     std::vector<lapse_token> tokens(batch);
     std::vector<lapse_duration> out = duration_array(batch);
     std::string message;
-    enum : int { kQueued, kHolding, kReleased };
     std::atomic<int> gate{kQueued};
-    const lapse_work_fn hold = [](void* user, void*) {
-        auto& g = *static_cast<std::atomic<int>*>(user);
-        g.store(kHolding, std::memory_order_release);
-        while (g.load(std::memory_order_acquire) != kReleased) std::this_thread::yield();
-    };
     for (auto _ : st) {
-        gate.store(kQueued, std::memory_order_relaxed);
-        if (p.submit(h, 0, hold, &gate, nullptr) != LAPSE_OK) {
-            st.SkipWithError("submit of the job that holds the worker failed");
-            return;
+        if (worker_held) {
+            gate.store(kQueued, std::memory_order_relaxed);
+            if (p.submit(h, 0, hold_worker, &gate, nullptr) != LAPSE_OK) {
+                st.SkipWithError("submit of the job that holds the worker failed");
+                return;
+            }
+            while (gate.load(std::memory_order_acquire) != kHolding) std::this_thread::yield();
         }
-        while (gate.load(std::memory_order_acquire) != kHolding) std::this_thread::yield();
         bool ok = true;
         const auto t0 = Clock::now();
         for (uint32_t i = 0; i < batch && ok; ++i) {
@@ -136,7 +109,7 @@ void c_abi_windows_worker_held(benchmark::State& st, const Device& dev, uint32_t
         }
         const auto t1 = Clock::now();
         gate.store(kReleased, std::memory_order_release);  // on every path: a held worker never closes
-        if (!ok) {
+        if (!ok) [[unlikely]] {
             st.SkipWithError("profile_start/profile_end failed");
             return;
         }
@@ -195,7 +168,7 @@ void add_window(Context& ctx, std::vector<FigureSpec>& figures)
     const bool cpu = ctx.plugin == "cpu";
     if (cpu)
         manual(add("window.c_abi_worker_held",
-                   [&ctx](benchmark::State& st) { c_abi_windows_worker_held(st, ctx.subject, ctx.batch); }));
+                   [&ctx](benchmark::State& st) { c_abi_windows(st, ctx.subject, ctx.batch, true); }));
     {
         FigureSpec f;
         f.figure.key = ctx.plugin + "_window_vs_two_clock_reads";
