@@ -14,16 +14,17 @@
 // Why: vkGetQueryPoolResults is a driver call per run of windows that may
 // wait on the device (lavapipe waits for its queue thread to go idle, and
 // then reads query objects that thread wrote), while the copy is work the
-// queue does anyway at a segment's end, the way GPU profilers read their
-// timestamps. Attach mode keeps vkGetQueryPoolResults: the host records
-// and submits the command buffers there.
+// queue does at a segment's end, as GPU profilers have their devices copy
+// their timestamps. Attach mode keeps vkGetQueryPoolResults: the host
+// records and submits the command buffers there.
 //
 // Copying a range may also copy queries of windows stamped in other
 // segments: a query not yet written is copied as unavailable (no WAIT bit,
-// so the queue never waits for it), and the segment that writes it copies
-// it again later in queue order; one already written is copied with the
-// same value. A window is read only once the segments of both its stamps
-// are done, by which time both copies have landed.
+// so the queue never waits for it), or with its slot's previous value when
+// its reset sits in a later segment; either way the segment that writes it
+// copies it again later in queue order. One already written is copied with
+// the same value. A window is read only once the segments of both its
+// stamps are done, by which time both copies have landed.
 #include "stream.hpp"
 
 #include <cstring>
