@@ -104,7 +104,7 @@ TEST_CASE("forward over single_window: overlapping windows read what they covere
         // The overlap, counted twice by a and b, is what `all` does not repeat:
         // w2, give or take 400 us of the markers' own gaps.
         const int64_t overlap = ta + tb - tall;
-        lengths.expect_within_5pct("the overlap, plus 400 us", overlap + 400'000, w2.ns(), 800'000);
+        lengths.expect_near("the overlap", overlap, w2.ns(), 400'000);
     });
 }
 

@@ -193,6 +193,17 @@ public:
                      " ns of work; ";
         }
     }
+    // A length derived from several windows (a sum less another window):
+    // a worker preempted between two markers that one of those windows
+    // holds and another does not moves it either way, so a miss on either
+    // side is noted for a rerun, not failed at once.
+    void expect_near(std::string_view what, int64_t actual, int64_t expected, int64_t slack)
+    {
+        if (actual < expected - slack || actual > expected + expected / 20 + slack) {
+            long_ += std::string(what) + " read " + std::to_string(actual) + " ns against " + std::to_string(expected) +
+                     " ns; ";
+        }
+    }
     bool within() const noexcept { return long_.empty(); }
     const std::string& long_ones() const noexcept { return long_; }
 
@@ -212,9 +223,9 @@ void within_5pct_on_one_of(int attempts, Attempt&& attempt)
         attempt(lengths);
         if (lengths.within()) return;
         last = lengths.long_ones();
-        WARN("attempt " << i << " read long (a preempted worker?): " << last << "running it again");
+        WARN("attempt " << i << " read out of bounds (a preempted worker?): " << last << "running it again");
     }
-    FAIL_CHECK("all " << attempts << " attempts read long; the last: " << last);
+    FAIL_CHECK("all " << attempts << " attempts read out of bounds; the last: " << last);
 }
 
 inline constexpr int kAttempts = 5;
