@@ -96,12 +96,10 @@ void Stream::destroy_stamp_copies() noexcept
 
 void Stream::record_stamp_copies(Segment& g) noexcept
 {
-    if (g.first_stamped == kNothingStamped) return;
+    // The range starts empty when the segment begins (Stream::recording).
+    if (g.first_stamped == kNothingStamped || stamp_copies_ == nullptr) return;
     const uint64_t first = g.first_stamped;
     const uint64_t last = g.last_stamped;
-    g.first_stamped = kNothingStamped;
-    g.last_stamped = 0;
-    if (stamp_copies_ == nullptr) return;
     const VkApi& vk = ctx_.api;
     // The stamps before the copy: every command submitted earlier on this
     // queue has finished, so each query written so far reads available.

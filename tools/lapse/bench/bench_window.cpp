@@ -103,7 +103,7 @@ void c_abi_windows(benchmark::State& st, const Device& dev, uint32_t batch, bool
         bool ok = true;
         const auto t0 = Clock::now();
         for (uint32_t i = 0; i < batch && ok; ++i) {
-            lapse_token t;
+            lapse_token t{};
             ok = p.profile_start(h, 0, &t, nullptr) == LAPSE_OK && p.profile_end(h, t, nullptr, nullptr) == LAPSE_OK;
             tokens[i] = t;
         }
