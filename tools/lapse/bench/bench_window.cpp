@@ -93,10 +93,7 @@ void c_abi_windows(benchmark::State& st, const Device& dev, uint32_t batch, bool
     std::vector<lapse_token> tokens(batch);
     std::vector<lapse_duration> out = duration_array(batch);
     std::string message;
-    // Each on a line of its own: the token is written every window, and
-    // the gate is read by the held worker.
-    alignas(64) std::atomic<int> gate{kQueued};
-    alignas(64) lapse_token t{};
+    std::atomic<int> gate{kQueued};
     for (auto _ : st) {
         if (worker_held) {
             gate.store(kQueued, std::memory_order_relaxed);
@@ -109,7 +106,7 @@ void c_abi_windows(benchmark::State& st, const Device& dev, uint32_t batch, bool
         bool ok = true;
         const auto t0 = Clock::now();
         for (uint32_t i = 0; i < batch && ok; ++i) {
-            t = lapse_token{};
+            lapse_token t{};
             ok = p.profile_start(h, 0, &t, nullptr) == LAPSE_OK && p.profile_end(h, t, nullptr, nullptr) == LAPSE_OK;
             tokens[i] = t;
         }
