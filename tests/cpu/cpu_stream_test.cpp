@@ -241,3 +241,76 @@ TEST_CASE("work that throws on the worker poisons the windows around it, and the
     CHECK(d.end_ns - d.start_ns >= 1'000'000);
     CHECK(dev.host().logged(LAPSE_LOG_ERROR, "boom"));
 }
+
+TEST_CASE("markers the worker finds queued back to back share one reading: the empty windows among them read 0",
+          "[stream]")
+{
+    CpuDevice dev;
+    Gate gate;
+    dev.submit(0, &gate);
+    // 100 empty windows, then the start of one around a job: 201 markers
+    // with no work between them, all queued before the worker gets to them
+    // (fewer than the 256 it stamps with one reading).
+    std::vector<lapse_token> empty(100);
+    for (auto& t : empty) {
+        t = dev.start(0);
+        dev.end_ok(t);
+    }
+    const lapse_token around = dev.start(0);
+    BusyJob job{2'000'000};
+    dev.submit(0, &job);
+    dev.end_ok(around);
+    const int64_t opened = now_ns();
+    gate.open = true;
+    const lapse_duration job_window = dev.ready(around);
+    // The stream reached them all when the gate let it go, before the job.
+    CHECK(job_window.start_ns + kClockAgreementNs >= opened);
+    CHECK(job_window.start_ns <= job.began + kClockAgreementNs);
+    CHECK(job.ended <= job_window.end_ns + kClockAgreementNs);
+    for (const lapse_token& t : empty) {
+        const lapse_duration d = dev.ready(t);
+        CHECK(d.start_ns == job_window.start_ns);
+        CHECK(d.end_ns == job_window.start_ns);
+    }
+}
+
+TEST_CASE("no stamp is earlier than the call that queued its marker, in a burst of windows either", "[stream]")
+{
+    CpuDevice dev;
+    constexpr int n = 20000;
+    std::vector<lapse_token> tokens(n);
+    std::vector<int64_t> called(n);
+    for (int i = 0; i < n; ++i) {
+        called[i] = now_ns();
+        tokens[i] = dev.start(0);
+        dev.end_ok(tokens[i]);
+    }
+    int early = 0;
+    for (int i = 0; i < n; ++i) {
+        const lapse_duration d = dev.ready(tokens[i]);
+        if (d.start_ns + kClockAgreementNs < called[i]) ++early;
+    }
+    CHECK(early == 0);
+}
+
+TEST_CASE("a burst of windows is stamped soon after its caller stops, with no resolver waiting", "[stream]")
+{
+    CpuDevice dev;
+    constexpr int n = 20000;
+    std::vector<lapse_token> tokens(n);
+    for (auto& t : tokens) {
+        t = dev.start(0);
+        dev.end_ok(t);
+    }
+    // The worker leaves the lines a busy caller is writing; once the caller
+    // stops, it takes them within a few polls (microseconds). 100 ms is
+    // the bound a loaded machine needs, not the expected time.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::vector<lapse_duration> out(n);
+    for (auto& d : out) d = make_duration();
+    const lapse_status s = dev.plugin().resolve(dev.device(), tokens.data(), out.data(), n, 0, nullptr);
+    CHECK(s == LAPSE_OK);
+    int pending = 0;
+    for (const auto& d : out) pending += d.state == LAPSE_DURATION_PENDING ? 1 : 0;
+    CHECK(pending == 0);
+}

@@ -161,3 +161,95 @@ TEST_CASE("four producers and one consumer: every entry arrives once, each produ
     CHECK_FALSE(q.pop(got));
     CHECK_FALSE(q.has_claims());
 }
+
+TEST_CASE("pop_markers takes the markers ready at the head, in order, and stops before a wide entry", "[queue]")
+{
+    MpscQueue q(64);
+    REQUIRE(q.push_marker(MpscQueue::kStart, 1));
+    REQUIRE(q.push_marker(MpscQueue::kEnd, 1));
+    REQUIRE(q.push_marker(MpscQueue::kStart, 2));
+    REQUIRE(q.push_wide(MpscQueue::kWork, 7, 8));
+    REQUIRE(q.push_marker(MpscQueue::kEnd, 2));
+    uint32_t cells[8] = {};
+    bool held = true;
+    REQUIRE(q.pop_markers(cells, 8, false, held) == 3);
+    CHECK_FALSE(held);
+    CHECK(cells[0] == MpscQueue::marker_cell(MpscQueue::kStart, 1));
+    CHECK(cells[1] == MpscQueue::marker_cell(MpscQueue::kEnd, 1));
+    CHECK(cells[2] == MpscQueue::marker_cell(MpscQueue::kStart, 2));
+    // The work is pop()'s to take, and nothing is held back for it.
+    CHECK(q.pop_markers(cells, 8, false, held) == 0);
+    CHECK_FALSE(held);
+    QueueEntry got{};
+    REQUIRE(q.pop(got));
+    CHECK(got.kind == MpscQueue::kWork);
+    CHECK(got.a == 7);
+    REQUIRE(q.pop_markers(cells, 8, false, held) == 1);
+    CHECK(cells[0] == MpscQueue::marker_cell(MpscQueue::kEnd, 2));
+    CHECK(q.pop_markers(cells, 8, false, held) == 0);
+    CHECK_FALSE(q.has_claims());
+}
+
+TEST_CASE("pop_markers takes at most what it is asked for, across the ring's end and into a grown segment", "[queue]")
+{
+    MpscQueue q(16);
+    uint32_t cells[5] = {};
+    bool held = false;
+    uint32_t next_taken = 1;
+    // 13 markers at a time on a 16-cell ring: runs wrap at every offset.
+    for (int round = 0; round < 50; ++round) {
+        for (uint32_t k = 0; k < 13; ++k) REQUIRE(q.push_marker(MpscQueue::kStart, round * 13 + k + 1));
+        uint32_t taken = 0;
+        while (const uint32_t n = q.pop_markers(cells, 5, false, held)) {
+            CHECK(n <= 5);
+            for (uint32_t i = 0; i < n; ++i) CHECK(MpscQueue::marker_key(cells[i]) == next_taken++);
+            taken += n;
+        }
+        CHECK(taken == 13);
+    }
+    // Grown: the full ring is taken first, then pop() moves on to the next
+    // segment, and the markers there come in order too.
+    for (uint32_t k = 1; k <= 40; ++k) REQUIRE(q.push_marker(MpscQueue::kEnd, k));
+    REQUIRE(q.cells_allocated() > 16);
+    uint32_t expected = 1;
+    QueueEntry got{};
+    for (int guard = 0; guard < 100 && expected <= 40; ++guard) {
+        if (const uint32_t n = q.pop_markers(cells, 5, false, held)) {
+            for (uint32_t i = 0; i < n; ++i) CHECK(MpscQueue::marker_key(cells[i]) == expected++);
+        } else if (q.pop(got)) {
+            CHECK(got.a == expected++);
+        }
+    }
+    CHECK(expected == 41);
+    CHECK_FALSE(q.has_claims());
+}
+
+TEST_CASE("a consumer sparing its producer leaves the lines being written until they stop moving", "[queue]")
+{
+    MpscQueue q(1024);
+    uint32_t cells[1024] = {};
+    bool held = false;
+    // A short run is taken whole: the producer is slower than the
+    // consumer looks, or has stopped.
+    for (uint32_t k = 1; k <= 10; ++k) REQUIRE(q.push_marker(MpscQueue::kStart, k));
+    CHECK(q.pop_markers(cells, 1024, true, held) == 10);
+    CHECK_FALSE(held);
+    // A long one that grew since the last look: whole lines only, and at
+    // least four lines (64 cells) behind the cell the producer writes next.
+    for (uint32_t k = 11; k <= 210; ++k) REQUIRE(q.push_marker(MpscQueue::kStart, k));
+    const uint32_t first = q.pop_markers(cells, 1024, true, held);
+    CHECK(held);
+    CHECK(first > 0);
+    CHECK(first <= 200 - 64);
+    CHECK((10 + first) % 16 == 0);  // it stops at a line boundary
+    CHECK(MpscQueue::marker_key(cells[0]) == 11);
+    // The producer wrote nothing since: the rest is taken.
+    const uint32_t rest = q.pop_markers(cells, 1024, true, held);
+    CHECK_FALSE(held);
+    CHECK(first + rest == 200);
+    CHECK(MpscQueue::marker_key(cells[rest - 1]) == 210);
+    // Not sparing (right after work, or a resolver waits): all at once.
+    for (uint32_t k = 1; k <= 300; ++k) REQUIRE(q.push_marker(MpscQueue::kEnd, k));
+    CHECK(q.pop_markers(cells, 1024, false, held) == 300);
+    CHECK_FALSE(held);
+}

@@ -121,6 +121,34 @@ TEST_CASE("window_table: an abandoned record is not reused while the device hold
     CHECK(Table::index_of(reuse) == Table::index_of(held));
 }
 
+TEST_CASE("window_table: release drops several holds at once, freeing an abandoned record when they were the last",
+          "[window_table]")
+{
+    Table t(1, 16);
+    // A closed window with both markers in flight, both stamped together.
+    Table::Id both = t.open(0, 1);
+    REQUIRE(t.close(both, 0, 1) == WindowCheck::ok);
+    CHECK(t.check(both, 0) == WindowCheck::pending);
+    t.release(both, 2);
+    WindowCheck check = WindowCheck::unknown;
+    read(t, both, 0, &check);
+    CHECK(check == WindowCheck::ok);
+    // Abandoned with three holds: two dropped leave it held, the last frees it.
+    Table::Id abandoned = t.open(0, 1);
+    REQUIRE(t.close(abandoned, 0, 2) == WindowCheck::ok);
+    REQUIRE(t.abandon(abandoned, 0) == WindowCheck::ok);
+    t.release(abandoned, 2);
+    CHECK(t.check(abandoned, 0) == WindowCheck::abandoned);
+    t.release(abandoned, 1);
+    CHECK(t.check(abandoned, 0) == WindowCheck::forgotten);
+    // Abandoned with two, both dropped at once: freed as well.
+    Table::Id pair = t.open(0, 1);
+    REQUIRE(t.close(pair, 0, 1) == WindowCheck::ok);
+    REQUIRE(t.abandon(pair, 0) == WindowCheck::ok);
+    t.release(pair, 2);
+    CHECK(t.check(pair, 0) == WindowCheck::forgotten);
+}
+
 TEST_CASE("window_table: growth keeps records in place and ids distinct", "[window_table]")
 {
     Table t(1, 16);

@@ -41,6 +41,10 @@ public:
         cv_.notify_all();
     }
 
+    // [worker] Whether a resolver waits: the worker then stamps end markers
+    // as soon as it finds them.
+    bool has_waiters() const noexcept { return waiters_.load(std::memory_order_relaxed) != 0; }
+
     // [resolver] Calls poll() (true = done) until it says done or `deadline`
     // passes (never, when it waits forever). Returns poll's last answer.
     // blocked_on() names the window the last poll stopped at (its end

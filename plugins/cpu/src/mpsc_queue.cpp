@@ -18,10 +18,15 @@ uint64_t publication_interval(uint64_t capacity) noexcept { return std::min<uint
 }  // namespace
 
 MpscQueue::Segment::Segment(std::size_t cap)
-    : capacity(cap), mask(cap - 1), cells(new std::atomic<uint32_t>[cap]), limit(cap)
+    : capacity(cap),
+      mask(cap - 1),
+      cells(static_cast<std::atomic<uint32_t>*>(::operator new(cap * cell_bytes, std::align_val_t{kLineBytes}))),
+      limit(cap)
 {
-    for (std::size_t i = 0; i < cap; ++i) cells[i].store(0, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < cap; ++i) new (&cells[i]) std::atomic<uint32_t>(0);
 }
+
+MpscQueue::Segment::~Segment() { ::operator delete(cells, std::align_val_t{kLineBytes}); }
 
 MpscQueue::MpscQueue(std::size_t capacity)
 {
@@ -131,7 +136,7 @@ bool MpscQueue::pop(QueueEntry& out) noexcept
         if (v != 0) {
             cell.store(0, std::memory_order_relaxed);
             if ((v & kWideTag) != kWideTag) {
-                out = QueueEntry{v & kWideTag, v >> 2, 0};
+                out = QueueEntry{marker_kind(v), marker_key(v), 0};
                 head_pos_ += 1;
             } else {
                 uint64_t words[4];
@@ -146,19 +151,60 @@ bool MpscQueue::pop(QueueEntry& out) noexcept
             if (head_pos_ - published_ >= publish_every_) publish();
             return true;
         }
-        const uint64_t tail = s.tail.load(std::memory_order_acquire);
-        if ((tail & kClosed) && (tail & ~kClosed) == head_pos_) {
-            Segment* next = s.next.load(std::memory_order_acquire);
-            if (next == nullptr) return false;  // being linked; has_claims() stays true
+        // The next segment is linked only after this one closed. Looking
+        // there first leaves the tail's line to the producers: reading it
+        // on every poll of an empty ring would take it from under them.
+        Segment* next = s.next.load(std::memory_order_acquire);
+        if (next != nullptr && (s.tail.load(std::memory_order_acquire) & ~kClosed) == head_pos_) {
             head_ = next;
             head_pos_ = 0;
             published_ = 0;
+            unwritten_seen_ = UINT64_MAX;
             publish_every_ = publication_interval(next->capacity);
             continue;
         }
         publish();  // nothing ready: give the producers all the room there is
         return false;
     }
+}
+
+uint32_t MpscQueue::pop_markers(uint32_t* out, uint32_t max, bool spare_producer, bool& held) noexcept
+{
+    held = false;
+    Segment& s = *head_;
+    // Within one lap of the ring: a cell further on is one taken here.
+    const uint64_t end = std::min<uint64_t>(max, s.capacity);
+    uint64_t n = 0;
+    bool unwritten = false;
+    for (; n < end; ++n) {
+        const uint32_t v = s.cells[(head_pos_ + n) & s.mask].load(std::memory_order_acquire);
+        if (v == 0) {
+            unwritten = true;
+            break;
+        }
+        if ((v & kWideTag) == kWideTag) break;
+        out[n] = v;
+    }
+    if (unwritten && spare_producer) {
+        const uint64_t at = head_pos_ + n;
+        const bool moved = at != unwritten_seen_;
+        unwritten_seen_ = at;
+        // A run this short comes from a producer that pushes slower than
+        // the consumer looks, or one that has stopped: taking it whole
+        // costs that producer little, and leaves no marker waiting.
+        if (moved && n > kCellsPerLine) {
+            // Whole lines, kSparedCells behind the producer, so that the
+            // records of the windows it has just opened stay with it too.
+            const uint64_t behind = at > kSparedCells ? (at - kSparedCells) & ~(kCellsPerLine - 1) : 0;
+            const uint64_t whole = behind > head_pos_ ? behind - head_pos_ : 0;
+            held = whole < n;
+            n = whole;
+        }
+    }
+    for (uint64_t i = 0; i < n; ++i) s.cells[(head_pos_ + i) & s.mask].store(0, std::memory_order_relaxed);
+    head_pos_ += n;
+    if (head_pos_ - published_ >= publish_every_) publish();
+    return static_cast<uint32_t>(n);
 }
 
 bool MpscQueue::has_claims() const noexcept

@@ -25,6 +25,10 @@
 // never drops or overwrites an entry. Old segments stay allocated until the
 // queue dies: a producer that read the old tail pointer may still be
 // looking at them, and they add up to less than the newest one.
+//
+// The consumer takes the markers ready at the head as one run
+// (pop_markers), and can leave the cache line a producer is writing: see
+// there.
 #pragma once
 
 #include <atomic>
@@ -49,6 +53,11 @@ public:
     static constexpr uint32_t max_key = (uint32_t{1} << 30) - 1;
     static constexpr uint32_t wide_cells = 5;
 
+    // A marker's cell, as pop_markers() hands it out, and back.
+    static constexpr uint32_t marker_cell(uint32_t kind, uint32_t key) noexcept { return key << 2 | kind; }
+    static constexpr uint32_t marker_kind(uint32_t cell) noexcept { return cell & 3; }
+    static constexpr uint32_t marker_key(uint32_t cell) noexcept { return cell >> 2; }
+
     // `capacity`: cells of the first segment, rounded up to a power of two
     // (16 at least, so that a wide entry fits).
     explicit MpscQueue(std::size_t capacity);
@@ -61,7 +70,7 @@ public:
     // memory; then nothing was appended.
     bool push_marker(uint32_t kind, uint32_t key) noexcept
     {
-        return try_push_marker(kind, key) || push_slow(key << 2 | kind, 0, 0, 1);
+        return try_push_marker(kind, key) || push_slow(marker_cell(kind, key), 0, 0, 1);
     }
 
     // [any producer thread] push_marker()'s common case, inline because it
@@ -78,7 +87,7 @@ public:
         if (pos < s->limit.load(std::memory_order_acquire) &&
             s->tail.compare_exchange_strong(pos, pos + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
             [[likely]] {
-            s->cells[pos & s->mask].store(key << 2 | kind, std::memory_order_release);
+            s->cells[pos & s->mask].store(marker_cell(kind, key), std::memory_order_release);
             return true;
         }
         return false;
@@ -93,6 +102,22 @@ public:
 
     // [consumer] Takes the oldest entry, or returns false when none is ready.
     bool pop(QueueEntry& out) noexcept;
+
+    // [consumer] Takes the markers ready at the head of the queue, in
+    // order, at most `max`: each one's cell (marker_cell()) into `out`.
+    // Stops before a wide entry, a cell not written yet and the end of a
+    // segment, so 0 with nothing held back means pop() has the answer.
+    // Every marker taken was pushed before this returned: a clock read
+    // after it is later than all of them.
+    //
+    // `spare_producer`: when the run is longer than a line and ends at a
+    // cell not written yet that has moved since the last look (a producer
+    // is still pushing), take only whole lines at least kSparedCells behind
+    // that cell, so that neither the line the producer writes nor the
+    // records of the windows it has just opened are pulled from under it;
+    // `held` says something was left. A shorter run, or one whose end has
+    // not moved, is taken whole.
+    uint32_t pop_markers(uint32_t* out, uint32_t max, bool spare_producer, bool& held) noexcept;
 
     // [consumer] Whether some producer has claimed a position the consumer
     // has not taken yet (it may still be writing it). Sequentially
@@ -110,14 +135,20 @@ public:
 private:
     static constexpr uint64_t kClosed = uint64_t{1} << 63;
     static constexpr uint32_t kWideTag = 3;  // the low bits of a wide entry's header
+    static constexpr std::size_t kLineBytes = 64;
+    static constexpr uint64_t kCellsPerLine = kLineBytes / cell_bytes;
+    static constexpr uint64_t kSparedCells = 4 * kCellsPerLine;
     static_assert(sizeof(std::atomic<uint32_t>) == cell_bytes);
 
     struct Segment {
         explicit Segment(std::size_t cap);
-        ~Segment() { delete[] cells; }
+        ~Segment();
         const uint64_t capacity;
         const uint64_t mask;
-        std::atomic<uint32_t>* const cells;  // owned; one indirection less on the push path than a unique_ptr
+        // Owned; aligned to a cache line, so positions 16k .. 16k+15 share
+        // one. A plain pointer: one indirection less on the push path than
+        // a unique_ptr.
+        std::atomic<uint32_t>* const cells;
         alignas(64) std::atomic<uint64_t> tail{0};  // next position to claim; kClosed when full
         // Positions below it are free to claim: the consumer's published
         // position plus capacity, as a producer last read it.
@@ -140,6 +171,7 @@ private:
     uint64_t head_pos_ = 0;                   // consumer only
     uint64_t published_ = 0;                  // consumer only: what head_->head says
     uint64_t publish_every_ = 0;              // consumer only: positions between publications
+    uint64_t unwritten_seen_ = 0;             // consumer only: where pop_markers last found a run end unwritten
     std::atomic<std::size_t> cells_allocated_{0};
 };
 

@@ -38,6 +38,17 @@ constexpr uint32_t kPausesPerPoll = 64;
 // that another engineer's process (or the producer itself) needs.
 constexpr uint32_t kSpinPolls = 512 / kPausesPerPoll;
 constexpr uint32_t kYieldRounds = 16;
+// Between two looks while a producer pushes markers faster than the worker
+// polls (pop_markers held some back): 512 pauses (about 10-20 µs where a
+// pause takes 20-40 ns), then a yield, which hands the core to the
+// producer where the scheduler put both on one. The worker then takes
+// markers in runs of hundreds, each run costing the producer one line of
+// cells read from under it, not one per poll.
+constexpr uint32_t kPausesWhileHeld = 512;
+
+// Markers stamped with one clock reading at most.
+constexpr uint32_t kMarkersPerRun = 256;
+
 
 // The stream whose worker runs on this thread, if any.
 thread_local const WorkerStream* t_current_stream = nullptr;
@@ -74,12 +85,35 @@ void WorkerStream::run() noexcept
     t_current_stream = this;
     uint32_t idle = 0;
     QueueEntry entry;
+    uint32_t markers[kMarkersPerRun];
+    // Right after work, the markers behind it are stamped at once: an end
+    // marker waiting there is the end of that work. Otherwise the worker
+    // leaves a producer the line it is writing, unless a resolver waits.
+    bool after_work = false;
     for (;;) {
+        bool held = false;
+        const bool spare_producer = !after_work && !completions_.has_waiters();
+        const uint32_t n = queue_.pop_markers(markers, kMarkersPerRun, spare_producer, held);
+        if (n != 0) {
+            stamp(markers, n);
+            after_work = false;
+            idle = 0;
+        }
+        if (held) {
+            // The producer is still writing: look again later (it has
+            // stopped if the line has not moved by then).
+            for (uint32_t i = 0; i < kPausesWhileHeld; ++i) cpu_relax();
+            std::this_thread::yield();
+            continue;
+        }
+        if (n != 0) continue;
         if (queue_.pop(entry)) {
             execute(entry);
+            after_work = entry.kind == MpscQueue::kWork;
             idle = 0;
             continue;
         }
+        after_work = false;
         // close() stops a device only after every other call returned, so
         // an empty queue with stopping set stays empty.
         if (stopping_.load(std::memory_order_acquire) && !queue_.has_claims()) return;
@@ -100,6 +134,42 @@ void WorkerStream::run() noexcept
         sdk::detail::futex_wait(sleeping_, 1);
         sleeping_.store(0, std::memory_order_relaxed);
         idle = 0;
+    }
+}
+
+void WorkerStream::stamp(const uint32_t* markers, uint32_t count) noexcept
+{
+    // One reading for the run. The stream did no work between these
+    // markers, and every one of them was queued before the reading (see
+    // pop_markers): this is when the stream reached each of them, as a
+    // device timestamp written after the work before it completes. Reading
+    // the clock once per marker would stamp the worker's own bookkeeping.
+    const int64_t now = clock_.now();
+    const uint32_t failures = failures_ & kFailureCount;
+    for (uint32_t i = 0; i < count; ++i) {
+        const uint64_t key = MpscQueue::marker_key(markers[i]);
+        CpuWindow& w = windows_.payload(key);
+        if (MpscQueue::marker_kind(markers[i]) == MpscQueue::kStart) {
+            // Its end marker right behind it (a window around nothing): both
+            // stamped, both holds dropped with one atomic operation.
+            const bool ends_here =
+                i + 1 < count && markers[i + 1] == MpscQueue::marker_cell(MpscQueue::kEnd, MpscQueue::marker_key(markers[i]));
+            w.failures.store(failures, std::memory_order_relaxed);
+            w.end_ns.store(ends_here ? now : 0, std::memory_order_relaxed);  // 0: "not stamped", until the end marker is
+            w.start_ns.store(now, std::memory_order_relaxed);
+            if (!ends_here) {
+                windows_.release(key);
+                continue;
+            }
+            ++i;
+            windows_.release(key, 2);
+        } else {
+            w.end_ns.store(now, std::memory_order_relaxed);
+            const uint32_t at_start = w.failures.load(std::memory_order_relaxed);
+            if (at_start != failures) w.failures.store(at_start | kWorkFailed, std::memory_order_relaxed);
+            windows_.release(key);
+        }
+        completions_.notify(key);
     }
 }
 
@@ -124,22 +194,10 @@ void WorkerStream::execute(const QueueEntry& entry) noexcept
         }
         break;
     }
-    case MpscQueue::kStart: {
-        CpuWindow& w = windows_.payload(entry.a);
-        w.failures.store(failures_ & kFailureCount, std::memory_order_relaxed);
-        w.end_ns.store(0, std::memory_order_relaxed);  // "not stamped", until the end marker is
-        w.start_ns.store(clock_.now(), std::memory_order_relaxed);
-        windows_.release(entry.a);
-        break;
-    }
+    case MpscQueue::kStart:
     case MpscQueue::kEnd: {
-        const int64_t now = clock_.now();
-        CpuWindow& w = windows_.payload(entry.a);
-        w.end_ns.store(now, std::memory_order_relaxed);
-        const uint32_t at_start = w.failures.load(std::memory_order_relaxed);
-        if (at_start != (failures_ & kFailureCount)) w.failures.store(at_start | kWorkFailed, std::memory_order_relaxed);
-        windows_.release(entry.a);
-        completions_.notify(entry.a);
+        const uint32_t cell = MpscQueue::marker_cell(entry.kind, static_cast<uint32_t>(entry.a));
+        stamp(&cell, 1);
         break;
     }
     case MpscQueue::kFence:

@@ -5,6 +5,12 @@
 // CLOCK_MONOTONIC) when it reaches it (so the caller of profile_start / profile_end never
 // waits and never reads a clock), and signals fences.
 //
+// Markers the worker finds queued back to back, with no work between them,
+// share one clock reading taken after it took them: the stream reached them
+// all at that moment, as a device timestamp is written once the work before
+// it completes, and a window around none of the stream's work reads 0.
+// Reading the clock per marker would stamp the worker's own bookkeeping.
+//
 // Idle policy: after the queue runs dry the worker spins a little (a burst
 // of windows usually continues), yields a little, then announces it sleeps
 // and sleeps on a futex. A producer pays a wake-up syscall only when it
@@ -12,9 +18,15 @@
 // it looks at the queue about once a microsecond, not continuously: a
 // worker polling right behind its producer pulls the queue's cell line and
 // each new window's record away from the producer on every marker, and the
-// producer then waits for them back (worker_stream.cpp). A marker that
-// reaches an idle stream is stamped at most that poll later, which is when
-// the stream reaches it: the work queued after it starts no sooner.
+// producer then waits for them back (worker_stream.cpp). For the same
+// reason, while a producer pushes markers faster than that, the worker
+// takes only the cells some lines behind the one being written, then waits
+// 10-25 µs (MpscQueue::pop_markers); it takes the rest once they stop
+// moving, or at once when the last thing it ran was work (an end marker
+// there is the end of that work) or a resolver waits. So a marker that
+// reaches an idle stream is stamped at most a poll later, one in a burst of
+// markers at most a few such waits later, which is when the stream reaches
+// it: the work queued after it starts no sooner.
 #pragma once
 
 #include "completion_signal.hpp"
@@ -93,6 +105,8 @@ private:
     }
     void run() noexcept;
     void execute(const QueueEntry& entry) noexcept;
+    // Stamps a run of markers (their queue cells) with one clock reading.
+    void stamp(const uint32_t* markers, uint32_t count) noexcept;
 
     const uint32_t index_;
     const StampClock& clock_;

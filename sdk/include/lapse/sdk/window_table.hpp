@@ -204,14 +204,16 @@ public:
                                                std::memory_order_acq_rel, std::memory_order_acquire);
     }
 
-    // Drops one device reference (a marker was stamped, an event completed).
-    // Frees the record when it was abandoned and this was the last one.
-    // Only for a caller that holds a hold: it cannot fail.
-    void release(Id id) noexcept
+    // Drops `count` device references (markers were stamped, an event
+    // completed) with one atomic operation. Frees the record when it was
+    // abandoned and these were the last. Only for a caller that holds that
+    // many holds: it cannot fail.
+    void release(Id id, uint32_t count = 1) noexcept
     {
         Record* r = pool_.record(index_of(id));
-        uint64_t old = r->word.fetch_sub(uint64_t{1} << 8, std::memory_order_seq_cst);
-        if (holds_of(old) == 1 && state_of(old) == kAbandoned) free_record(*r, index_of(id), old - (uint64_t{1} << 8), kFateForgotten);
+        const uint64_t dropped = static_cast<uint64_t>(count) << 8;
+        uint64_t old = r->word.fetch_sub(dropped, std::memory_order_seq_cst);
+        if (holds_of(old) == count && state_of(old) == kAbandoned) free_record(*r, index_of(id), old - dropped, kFateForgotten);
     }
 
     // Forgets a window, open or closed and not yet taken. `ok` when it did;
