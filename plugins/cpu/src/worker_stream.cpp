@@ -39,11 +39,11 @@ constexpr uint32_t kPausesPerPoll = 64;
 constexpr uint32_t kSpinPolls = 512 / kPausesPerPoll;
 constexpr uint32_t kYieldRounds = 16;
 // Between two looks while a producer pushes markers faster than the worker
-// polls (pop_markers held some back): 512 pauses (about 10-20 µs where a
-// pause takes 20-40 ns), then a yield, which hands the core to the
-// producer where the scheduler put both on one. The worker then takes
-// markers in runs of hundreds, each run costing the producer one line of
-// cells read from under it, not one per poll.
+// polls (pop_markers held some back): 512 pauses, about 10-20 µs where a
+// pause takes 20-40 ns. The worker then takes markers in runs of hundreds,
+// each run costing the producer one line of cells read from under it, not
+// one per poll. No yield here: with two callers on one stream, a worker
+// yielding on every look halved their throughput (docs/performance.md).
 constexpr uint32_t kPausesWhileHeld = 512;
 
 // Markers stamped with one clock reading at most.
@@ -103,7 +103,6 @@ void WorkerStream::run() noexcept
             // The producer is still writing: look again later (it has
             // stopped if the line has not moved by then).
             for (uint32_t i = 0; i < kPausesWhileHeld; ++i) cpu_relax();
-            std::this_thread::yield();
             continue;
         }
         if (n != 0) continue;
