@@ -20,13 +20,13 @@
 // each new window's record away from the producer on every marker, and the
 // producer then waits for them back (worker_stream.cpp). For the same
 // reason, while a producer pushes markers faster than that, the worker
-// takes only the cells some lines behind the one being written, then waits
-// 10-25 µs (MpscQueue::pop_markers); it takes the rest once they stop
+// takes only the cells four lines behind the one being written, then waits
+// 10-20 µs (MpscQueue::pop_markers); it takes the rest once they stop
 // moving, or at once when the last thing it ran was work (an end marker
 // there is the end of that work) or a resolver waits. So a marker that
-// reaches an idle stream is stamped at most a poll later, one in a burst of
-// markers at most a few such waits later, which is when the stream reaches
-// it: the work queued after it starts no sooner.
+// reaches an idle stream is stamped at most a poll later, one queued during
+// or right after a burst of markers at most two such waits later, which is
+// when the stream reaches it: the work queued after it starts no sooner.
 #pragma once
 
 #include "completion_signal.hpp"
