@@ -1,7 +1,7 @@
 // Experiment (not part of the build): what a CPU window would cost its
 // caller if the window path did no locked read-modify-write, and what
 // each of today's four locked operations adds back. docs/performance.md,
-// "2026-12-05 (night): a caller path without locked operations", has the
+// "The caller's window without locked operations" (2026-12-05, night) has the
 // figures and what they mean for the CPU plugin's design.
 //
 // The model is the CPU plugin's, reduced to its memory traffic:
