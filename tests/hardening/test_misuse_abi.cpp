@@ -269,3 +269,41 @@ TEST_CASE("raw ABI: bad arguments are LAPSE_ERROR_INVALID_ARGUMENT", "[misuse][a
         }
     }
 }
+
+TEST_CASE("raw ABI: profile_end refuses a null device and end options shorter than the plugin reads, and takes "
+          "NULL options or full ones",
+          "[misuse][abi]")
+{
+    for (const auto& c : hardening::backend_cases()) {
+        DYNAMIC_SECTION(c.label)
+        {
+            lapse::Runtime runtime;
+            Raw raw(runtime, c);
+            lapse_token t = raw.start(0);
+
+            lapse_error e = fresh_error();
+            CHECK(raw.p->profile_end(nullptr, t, nullptr, &e) == LAPSE_ERROR_INVALID_ARGUMENT);
+            CHECK(std::string(e.message) == "profile_end: device is null");
+
+            lapse_end_options short_options{4, LAPSE_END_FLUSH};
+            lapse_error s = fresh_error();
+            CHECK(raw.p->profile_end(raw.d, t, &short_options, &s) == LAPSE_ERROR_INVALID_ARGUMENT);
+            CHECK(std::string(s.message) ==
+                  "profile_end: lapse_end_options is 4 bytes, shorter than the 8 this plugin reads");
+
+            // Neither refusal closed the window: it still ends, with full
+            // options, and a second one ends with none.
+            lapse_end_options flush{sizeof(lapse_end_options), LAPSE_END_FLUSH};
+            CHECK(raw.p->profile_end(raw.d, t, &flush, nullptr) == LAPSE_OK);
+            lapse_token u = raw.start(0);
+            CHECK(raw.p->profile_end(raw.d, u, nullptr, nullptr) == LAPSE_OK);
+            for (lapse_token done : {t, u}) {
+                lapse_status status = LAPSE_ERROR_INTERNAL;
+                const lapse_duration d = raw.resolve(done, &status, nullptr);
+                CHECK(status == LAPSE_OK);
+                CHECK(d.state == LAPSE_DURATION_READY);
+            }
+            raw.require_still_works();
+        }
+    }
+}

@@ -101,8 +101,9 @@ public:
     lapse_status profile_end(lapse_token token, uint32_t flags, lapse_error* error)
     {
         if (passthrough()) [[likely]] {
-            const lapse_end_options options{sizeof(lapse_end_options), flags};
-            const lapse_status status = window_.plugin->profile_end(window_.device, token, &options, error);
+            lapse_end_options options;
+            const lapse_status status =
+                window_.plugin->profile_end(window_.device, token, sdk::end_options(flags, options), error);
             return status < 0 ? prefixed(status, error) : status;
         }
         return end_mapped(token, flags, error);

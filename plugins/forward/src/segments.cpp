@@ -103,10 +103,10 @@ lapse_status ForwardDevice::close_segment(SegmentedStream& s, uint32_t flags, la
     if (!s.inner_open) return LAPSE_OK;
     s.inner_open = false;
     Segment& g = s.log.back();
-    lapse_end_options options{sizeof(lapse_end_options), flags};
+    lapse_end_options options;
     lapse_status status;
     try {
-        status = inner_.plugin()->profile_end(inner_.device(), g.inner, &options, error);
+        status = inner_.plugin()->profile_end(inner_.device(), g.inner, sdk::end_options(flags, options), error);
     } catch (...) {
         // An inner plugin built without the SDK may throw; this is noexcept.
         status = sdk::fail(error, LAPSE_ERROR_INTERNAL, "forward: the inner backend's profile_end threw");

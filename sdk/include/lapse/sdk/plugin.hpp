@@ -153,6 +153,21 @@ struct Adapter {
     static lapse_status profile_end(lapse_device* device, lapse_token token, const lapse_end_options* options,
                                     lapse_error* error) noexcept
     {
+        // The common call, no options, goes straight through: a test each,
+        // no register moved for a failure path.
+        if (device == nullptr || options != nullptr) [[unlikely]]
+            return profile_end_checked(device, token, options, error);
+        try {
+            return self<D>(device)->profile_end(token, 0, error);
+        } catch (...) {
+            return status_from_current_exception(error, "profile_end");
+        }
+    }
+
+    [[gnu::noinline]] static lapse_status profile_end_checked(lapse_device* device, lapse_token token,
+                                                              const lapse_end_options* options,
+                                                              lapse_error* error) noexcept
+    {
         if (device == nullptr) return fail(error, LAPSE_ERROR_INVALID_ARGUMENT, "profile_end: device is null");
         uint32_t flags = 0;
         if (options != nullptr) {

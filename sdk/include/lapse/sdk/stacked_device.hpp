@@ -52,6 +52,16 @@
 
 namespace lapse::sdk {
 
+// What a layer's profile_end passes on to the backend below: no options
+// (NULL, the ABI's default, of which the callee reads nothing) unless there
+// are flags to say, else `storage` filled with them. [any thread]
+inline const lapse_end_options* end_options(uint32_t flags, lapse_end_options& storage) noexcept
+{
+    if (flags == 0) return nullptr;
+    storage = lapse_end_options{sizeof(lapse_end_options), flags};
+    return &storage;
+}
+
 class InnerBackend {
 public:
     // Opens the backend `config`'s `inner` child names. `layer` is the
@@ -144,8 +154,8 @@ public:
     }
     lapse_status profile_end(lapse_token token, uint32_t flags, lapse_error* error) const
     {
-        const lapse_end_options options{sizeof(lapse_end_options), flags};
-        return checked(plugin_->profile_end(device_, token, &options, error), error);
+        lapse_end_options options;
+        return checked(plugin_->profile_end(device_, token, end_options(flags, options), error), error);
     }
     lapse_status resolve(const lapse_token* tokens, lapse_duration* out, uint32_t count, uint64_t timeout_ns,
                          lapse_error* error) const
