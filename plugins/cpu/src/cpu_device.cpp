@@ -260,6 +260,9 @@ lapse_status CpuDevice::profile_end(lapse_token token, uint32_t /*flags: nothing
 {
     if (token.opened_on >= window_streams_) [[unlikely]]
         return refuse_end(token, error);
+    // So a stream is a valid tag: try_close() need not test it.
+    static_assert(max_streams <= CpuWindowTable::max_tag + 1);
+    if (token.opened_on >= max_streams) __builtin_unreachable();
     // One more hold: the end marker, released when the worker stamps it.
     if (!windows_.try_close(token.id, token.opened_on, 1)) [[unlikely]]
         return end_slow(token, error);

@@ -73,8 +73,11 @@ public:
         // The first chunk (the records a table is sized with) is where
         // nearly every window lives: one load, no chunk arithmetic. It
         // always exists (the constructor allocates it).
-        if ((index >> chunk_shift_) == 0) [[likely]]
-            return chunks_[0].load(std::memory_order_relaxed) + index;
+        if ((index >> chunk_shift_) == 0) [[likely]] {
+            Record* first_chunk = chunks_[0].load(std::memory_order_relaxed);
+            if (first_chunk == nullptr) __builtin_unreachable();  // so a caller's null test folds away
+            return first_chunk + index;
+        }
         return record_in_later_chunk(index);
     }
 
