@@ -297,9 +297,8 @@ namespace {
 lapse_status end_in_plugin(const lapse_plugin* plugin, lapse_device* device, const lapse_token& token, bool flush,
                            lapse_error& error) noexcept
 {
-    const lapse_end_options flush_options{sizeof(lapse_end_options), uint32_t(LAPSE_END_FLUSH)};
     try {
-        return plugin->profile_end(device, token, flush ? &flush_options : nullptr, &error);
+        return plugin->profile_end(device, token, detail::end_options(flush), &error);
     } catch (...) {
         return detail::plugin_threw(plugin, "profile_end", error);
     }

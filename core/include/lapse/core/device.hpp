@@ -158,12 +158,9 @@ public:
             return d;
         }
         detail::CallErrorBuffer error;
-        // No options unless there is something to say: NULL is the
-        // default, and the plugin's entry point reads nothing then.
-        const lapse_end_options flush{sizeof(lapse_end_options), uint32_t(LAPSE_END_FLUSH)};
         lapse_status status;
         try {
-            status = plugin_->profile_end(device_, window.token_, options.flush ? &flush : nullptr, &error.e);
+            status = plugin_->profile_end(device_, window.token_, detail::end_options(options.flush), &error.e);
         } catch (...) {
             status = detail::plugin_threw(plugin_, "profile_end", error.e);
         }

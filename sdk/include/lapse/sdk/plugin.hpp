@@ -157,11 +157,7 @@ struct Adapter {
         // no register moved for a failure path.
         if (device == nullptr || options != nullptr) [[unlikely]]
             return profile_end_checked(device, token, options, error);
-        try {
-            return self<D>(device)->profile_end(token, 0, error);
-        } catch (...) {
-            return status_from_current_exception(error, "profile_end");
-        }
+        return end_on(device, token, 0, error);
     }
 
     [[gnu::noinline]] static lapse_status profile_end_checked(lapse_device* device, lapse_token token,
@@ -177,6 +173,11 @@ struct Adapter {
                              options->struct_size, end_options_size_read);
             flags = options->flags;
         }
+        return end_on(device, token, flags, error);
+    }
+
+    static lapse_status end_on(lapse_device* device, lapse_token token, uint32_t flags, lapse_error* error) noexcept
+    {
         try {
             return self<D>(device)->profile_end(token, flags, error);
         } catch (...) {

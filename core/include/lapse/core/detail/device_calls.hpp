@@ -21,6 +21,11 @@ LAPSE_CORE_API void work_failed(DeviceCore* device, std::exception_ptr error) no
 // LAPSE_ERROR_INTERNAL, so the call reads as that plugin's failure.
 LAPSE_CORE_API lapse_status plugin_threw(const lapse_plugin* plugin, const char* call, lapse_error& error) noexcept;
 
+// The options of a profile_end call: none (NULL, the ABI's default, of
+// which the plugin reads nothing) unless the window is to flush.
+inline constexpr lapse_end_options flush_end_options{sizeof(lapse_end_options), LAPSE_END_FLUSH};
+inline const lapse_end_options* end_options(bool flush) noexcept { return flush ? &flush_end_options : nullptr; }
+
 // A caller-owned error struct for the hot path: only the fields a plugin
 // reads are set (the message is written by the plugin on failure only).
 struct CallErrorBuffer {
