@@ -354,7 +354,8 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
     // the table's one-comparison path; anything else (pending, failed, a
     // bad token) the full one that explains itself. Records are prefetched
     // a few tokens ahead and go back to the table in batches: resolving a
-    // million windows is a walk over memory, one CAS per window.
+    // million windows is a walk over memory, with a locked operation per
+    // batch of them, not per window (lapse/sdk/window_table.hpp).
     constexpr uint32_t kPrefetchAhead = 4;
     CpuWindowTable::FreeBatch freed;
     lapse_status first_error = LAPSE_OK;

@@ -3,10 +3,11 @@
 //
 // The same walk as resolve (cpu_device.cpp) with a smaller result: each
 // token is looked up, a window whose record is closed, unheld and carries
-// two stamps and no failed work is taken with one CAS and answered READY;
+// two stamps and no failed work is taken (no locked operation: the walk
+// holds its shard's take lock across a batch) and answered READY;
 // any other window is not taken at all (WindowTable::try_take_ready_if
-// reads the payload before the CAS and leaves the record alone when the
-// pair cannot say it), so resolve later answers it in full: NOT_MEASURED,
+// reads the payload before it frees the record, and leaves the record
+// alone when the pair cannot say it), so resolve later answers it in full: NOT_MEASURED,
 // FAILED, or the token's error with its message.
 #include "cpu_device.hpp"
 
@@ -162,6 +163,7 @@ lapse_status CpuDevice::resolve_compact_walk(Layout layout, uint8_t* states, uin
             const lapse_token token = layout.token(i);
             if (take_measured(windows_, record, token, layout.pair(i), states[i], conversion, freed)) [[likely]]
                 continue;
+            windows_.flush(freed);  // answer() takes into a batch of its own
             const uint8_t state =
                 answer<Layout::marks_not_ready>(windows_, token, layout.pair(i), states[i], conversion);
             any_full |= state == LAPSE_COMPACT_RESOLVE_FULL;

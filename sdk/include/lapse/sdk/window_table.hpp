@@ -32,15 +32,21 @@
 //     (lapse/sdk/detail/record_pool.hpp); this header is what a record's
 //     state means.
 //   * A resolver frees records into a FreeBatch and hands the batch back
-//     with one CAS (take(..., batch), then flush): resolving a million
-//     windows costs a million record CASes, not two million.
-//   * A record's whole state is one 64-bit word changed only by CAS:
+//     with one CAS (take(..., batch), then flush).
+//   * A record's whole state is one 64-bit word changed by CAS:
 //       bits 63..32 generation, 31..16 tag (the stream it was opened on),
 //       15..8 holds (references the device still has in flight: markers,
 //       events, queries), 7..4 fate of the previous life, 3..0 state
 //       (FREE, OPEN, CLOSED, ABANDONED, RETIRED, BUSY).
 //     So end racing abandon, or two threads resolving one token, cannot both
 //     win, and the record is freed by whoever drops the last claim.
+//   * One exception, for resolve's sake: a closed record nobody holds any
+//     more can leave that state only by being taken or abandoned, and both
+//     do so holding its shard's take lock. So a take frees it with a plain
+//     store, not a CAS, and a resolver taking into a batch takes the lock
+//     once per batch: resolving a million windows costs a few thousand
+//     locked operations, not a million (a CAS waits for every store before
+//     it; docs/performance.md measured it at 40 % of a compact resolve).
 //
 // Life of a record:
 //
@@ -65,14 +71,18 @@
 // Thread safety: every member is [thread-safe] except the constructor,
 // destructor, abandon_all() and for_each_payload() (no other call may run
 // concurrently).
-// open/close/release/abandon/take take no lock, allocate nothing and never
-// block, except open() growing the table (one mutex, rare).
+// open/close/release take no lock, allocate nothing and never block, except
+// open() growing the table (one mutex, rare); take and abandon of a closed
+// window hold its shard's take lock for a moment (a resolver's batch holds
+// it across its takes, at most flush_every of them).
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <thread>
 
 #include <lapse/sdk/detail/record_pool.hpp>
 #include <lapse/sdk/window_check.hpp>
@@ -105,7 +115,11 @@ public:
 
     // Records a resolver freed, not yet back on a free list. Owned by one
     // thread; flush() it before it goes out of scope (the destructor of a
-    // batch does not: it has no table).
+    // batch does not: it has no table). A batch taken into holds a shard's
+    // take lock until it flushes (every flush_every records, or when it
+    // takes from another shard), so flush it before anything that may wait,
+    // and take into one batch at a time, with no abandon() in between: the
+    // thread would wait for a lock it holds itself.
     class FreeBatch {
     public:
         FreeBatch() = default;
@@ -119,6 +133,7 @@ public:
         uint32_t last_ = 0;   // index + 1 of the oldest
         uint32_t count_ = 0;
         uint32_t tag_ = 0;    // of the oldest: the batch goes to its shard
+        uint32_t locked_ = 0; // shard + 1 whose take lock the batch holds, 0 = none
     };
 
     // `shards`: free lists (one per stream is right), rounded up to a power
@@ -128,7 +143,7 @@ public:
     // records own device resources and whose user sets a bound (CUDA's
     // max_windows); open() answers 0 past it.
     explicit WindowTable(uint32_t shards = 1, uint32_t first_chunk = 1024, uint32_t max_records = 0)
-        : pool_(shards, first_chunk, max_records)
+        : pool_(shards, first_chunk, max_records), take_locks_(new TakeLock[pool_.shard_count()])
     {
     }
 
@@ -222,30 +237,51 @@ public:
     {
         Record* r = find(id);
         if (r == nullptr) return WindowCheck::unknown;
+        TakeLock* held = nullptr;
+        WindowCheck result = WindowCheck::ok;
         uint64_t w = r->word.load(std::memory_order_acquire);
         for (;;) {
-            WindowCheck c = classify(id, w, tag);
-            if (c != WindowCheck::ok) return c;
-            if (state_of(w) == kAbandoned) return WindowCheck::abandoned;
-            if (state_of(w) == kBusy) return WindowCheck::busy;  // the claimer decides its fate
+            result = classify(id, w, tag);
+            if (result != WindowCheck::ok) break;
+            if (state_of(w) == kAbandoned) {
+                result = WindowCheck::abandoned;
+                break;
+            }
+            if (state_of(w) == kBusy) {
+                result = WindowCheck::busy;  // the claimer decides its fate
+                break;
+            }
+            if (holds_of(w) == 0 && state_of(w) == kClosed && held == nullptr) {
+                // Closed and unheld: only under its take lock (a take frees
+                // such a record with a plain store). Then look again.
+                held = &take_locks_[pool_.shard_of(tag)];
+                held->lock();
+                w = r->word.load(std::memory_order_acquire);
+                continue;
+            }
             if (holds_of(w) == 0) {
-                if (try_free(*r, index_of(id), w, kFateForgotten)) return WindowCheck::ok;
+                if (try_free(*r, index_of(id), w, kFateForgotten)) break;
             } else {
                 uint64_t next = pack(gen_of(w), tag_of(w), holds_of(w), kAbandoned);
                 if (r->word.compare_exchange_weak(w, next, std::memory_order_acq_rel, std::memory_order_acquire))
-                    return WindowCheck::ok;
+                    break;
             }
         }
+        if (held != nullptr) held->unlock();
+        return result;
     }
 
     // Reads and frees a closed window the device no longer holds: calls
     // read(const Payload&), then frees the record. `ok` means read saw the
-    // final payload; on any other answer discard what read copied (another
-    // thread took or abandoned it meanwhile, or it is pending).
+    // final payload; any other answer read nothing (it is pending, another
+    // thread took or abandoned it, or it is not this table's).
     template <class Read>
     WindowCheck take(Id id, uint32_t tag, Read&& read) noexcept
     {
-        return take_into(id, tag, read, nullptr);
+        FreeBatch batch;
+        const WindowCheck c = take_into(id, tag, read, batch);
+        flush(batch);
+        return c;
     }
 
     // take(), freeing the record into `batch` instead of onto a free list:
@@ -256,7 +292,7 @@ public:
     template <class Read>
     WindowCheck take(Id id, uint32_t tag, Read&& read, FreeBatch& batch) noexcept
     {
-        return take_into(id, tag, read, &batch);
+        return take_into(id, tag, read, batch);
     }
 
     // The common case of take(id, tag, read, batch) in one comparison: the
@@ -266,17 +302,13 @@ public:
     template <class Read>
     bool try_take_ready(Id id, uint32_t tag, Read&& read, FreeBatch& batch) noexcept
     {
-        Record* r = find(id);
-        const uint32_t gen = generation_of(id);
-        if (r == nullptr || gen == UINT32_MAX) return false;  // the last generation retires: take() does that
-        uint64_t w = pack(gen, tag, 0, kClosed);
-        if (tag > max_tag || r->word.load(std::memory_order_acquire) != w) return false;
-        read(static_cast<const Payload&>(r->payload));
-        if (!r->word.compare_exchange_strong(w, pack(gen + 1, 0, 0, kFree, kFateResolved), std::memory_order_acq_rel,
-                                             std::memory_order_relaxed))
-            return false;
-        add_to(batch, *r, index_of(id), tag);
-        return true;
+        return try_take_ready_if(
+            find(id), id, tag,
+            [&](const Payload& p) noexcept {
+                read(p);
+                return true;
+            },
+            batch);
     }
 
     // try_take_ready() for a resolver that answers only some measured
@@ -298,15 +330,12 @@ public:
     template <class Read>
     bool try_take_ready_if(Record* r, Id id, uint32_t tag, Read&& read, FreeBatch& batch) noexcept
     {
-        const uint32_t gen = generation_of(id);
-        if (r == nullptr || gen == UINT32_MAX) return false;  // the last generation retires: take() does that
-        uint64_t w = pack(gen, tag, 0, kClosed);
-        if (tag > max_tag || r->word.load(std::memory_order_seq_cst) != w) return false;
+        if (r == nullptr || tag > max_tag) return false;
+        hold_take_lock(batch, tag);
+        const uint64_t w = pack(generation_of(id), tag, 0, kClosed);
+        if (r->word.load(std::memory_order_seq_cst) != w) return false;
         if (!read(static_cast<const Payload&>(r->payload))) return false;
-        if (!r->word.compare_exchange_strong(w, pack(gen + 1, 0, 0, kFree, kFateResolved), std::memory_order_acq_rel,
-                                             std::memory_order_relaxed))
-            return false;
-        add_to(batch, *r, index_of(id), tag);
+        free_taken(*r, index_of(id), w, batch);
         return true;
     }
 
@@ -321,16 +350,22 @@ public:
     }
 
     // Puts the records of `batch` back on the calling thread's free list
-    // (one CAS). Call it before the batch goes out of scope.
+    // (one CAS) and lets go of its take lock. Call it before the batch goes
+    // out of scope.
     void flush(FreeBatch& batch) noexcept
     {
-        if (batch.count_ == 0) return;
-        pool_.push(batch.tag_, batch.first_ - 1, batch.last_ - 1);
-        batch.first_ = batch.last_ = batch.count_ = 0;
+        if (batch.count_ != 0) {
+            pool_.push(batch.tag_, batch.first_ - 1, batch.last_ - 1);
+            batch.first_ = batch.last_ = batch.count_ = 0;
+        }
+        if (batch.locked_ != 0) {
+            take_locks_[batch.locked_ - 1].unlock();
+            batch.locked_ = 0;
+        }
     }
 
     // Starts loading the record of `id` into the cache (a resolver walking
-    // many tokens calls it a few tokens ahead, so the CAS that frees each
+    // many tokens calls it a few tokens ahead, so the store that frees each
     // record does not wait on memory). Changes nothing.
     void prefetch(Id id) const noexcept
     {
@@ -556,24 +591,77 @@ private:
     }
 
     template <class Read>
-    WindowCheck take_into(Id id, uint32_t tag, Read& read, FreeBatch* batch) noexcept
+    WindowCheck take_into(Id id, uint32_t tag, Read& read, FreeBatch& batch) noexcept
     {
         Record* r = find(id);
         if (r == nullptr) return WindowCheck::unknown;
-        uint64_t w = r->word.load(std::memory_order_seq_cst);
-        for (;;) {
-            WindowCheck c = classify(id, w, tag);
-            if (c != WindowCheck::ok) return c;
-            switch (state_of(w)) {
-            case kOpen: return WindowCheck::still_open;
-            case kAbandoned: return WindowCheck::abandoned;
-            case kBusy: return WindowCheck::busy;
-            default: break;
-            }
-            if (holds_of(w) != 0) return WindowCheck::pending;
-            read(static_cast<const Payload&>(r->payload));
-            if (try_free(*r, index_of(id), w, kFateResolved, batch)) return WindowCheck::ok;
+        hold_take_lock(batch, tag);
+        const uint64_t w = r->word.load(std::memory_order_seq_cst);
+        const WindowCheck c = classify(id, w, tag);
+        if (c != WindowCheck::ok) return c;
+        switch (state_of(w)) {
+        case kOpen: return WindowCheck::still_open;
+        case kAbandoned: return WindowCheck::abandoned;
+        case kBusy: return WindowCheck::busy;
+        default: break;
         }
+        if (holds_of(w) != 0) return WindowCheck::pending;
+        read(static_cast<const Payload&>(r->payload));
+        free_taken(*r, index_of(id), w, batch);
+        return WindowCheck::ok;
+    }
+
+    // A shard's take lock (see the top of the file): held across at most
+    // flush_every takes of one batch, or one abandon, so a thread that
+    // finds it held spins a little, then yields to a holder that may have
+    // lost its core.
+    struct alignas(64) TakeLock {
+        std::atomic<bool> held{false};
+        void lock() noexcept
+        {
+            constexpr int kSpins = 64;
+            int spins = 0;
+            while (held.exchange(true, std::memory_order_acquire)) {
+                while (held.load(std::memory_order_relaxed)) {
+                    if (++spins < kSpins) {
+#if defined(__x86_64__) || defined(__i386__)
+                        __builtin_ia32_pause();
+#endif
+                    } else {
+                        std::this_thread::yield();
+                    }
+                }
+            }
+        }
+        void unlock() noexcept { held.store(false, std::memory_order_release); }
+    };
+
+    // Makes `batch` the holder of `tag`'s take lock, flushing it first if it
+    // holds another shard's.
+    void hold_take_lock(FreeBatch& batch, uint32_t tag) noexcept
+    {
+        const uint32_t shard = pool_.shard_of(tag) + 1;
+        if (batch.locked_ != shard) [[unlikely]]
+            lock_for(batch, shard);
+    }
+    [[gnu::noinline]] void lock_for(FreeBatch& batch, uint32_t shard) noexcept
+    {
+        flush(batch);
+        take_locks_[shard - 1].lock();
+        batch.locked_ = shard;
+    }
+
+    // Frees the closed, unheld record `w` a take read under its shard's
+    // lock: nobody else may change that word, so a plain store does.
+    void free_taken(Record& r, uint32_t index, uint64_t w, FreeBatch& batch) noexcept
+    {
+        const uint32_t gen = gen_of(w);
+        if (gen == UINT32_MAX) {  // never hand out a wrapped id
+            r.word.store(pack(gen, 0, 0, kRetired, kFateResolved), std::memory_order_release);
+            return;
+        }
+        r.word.store(pack(gen + 1, 0, 0, kFree, kFateResolved), std::memory_order_release);
+        add_to(batch, r, index, tag_of(w));
     }
 
     // Frees the record if its word is still `w`. The new word keeps why the
@@ -630,6 +718,7 @@ private:
     }
 
     Pool pool_;
+    std::unique_ptr<TakeLock[]> take_locks_;  // one per shard
 };
 
 }  // namespace lapse::sdk

@@ -131,14 +131,16 @@ public:
     // Records allocated (live or free).
     std::size_t capacity() const noexcept { return capacity_.load(std::memory_order_acquire); }
 
+    // The free lists: how many, and which one a tag's records go back to.
+    uint32_t shard_count() const noexcept { return shard_count_; }
+    uint32_t shard_of(uint32_t tag) const noexcept { return tag & (shard_count_ - 1); }
+
 private:
     static constexpr std::size_t kChunkAlignment = 64;
 
     struct alignas(64) Shard {
         std::atomic<uint64_t> head{0};
     };
-
-    uint32_t shard_of(uint32_t tag) const noexcept { return tag & (shard_count_ - 1); }
 
     Record* record_in_later_chunk(uint32_t index) const noexcept
     {
