@@ -133,7 +133,7 @@ public:
         uint32_t last_ = 0;   // index + 1 of the oldest
         uint32_t count_ = 0;
         uint32_t tag_ = 0;    // of the oldest: the batch goes to its shard
-        uint32_t locked_ = 0; // shard + 1 whose take lock the batch holds, 0 = none
+        uint32_t locked_ = 0; // tag + 1 whose shard's take lock the batch holds, 0 = none
     };
 
     // `shards`: free lists (one per stream is right), rounded up to a power
@@ -359,7 +359,7 @@ public:
             batch.first_ = batch.last_ = batch.count_ = 0;
         }
         if (batch.locked_ != 0) {
-            take_locks_[batch.locked_ - 1].unlock();
+            take_locks_[pool_.shard_of(batch.locked_ - 1)].unlock();
             batch.locked_ = 0;
         }
     }
@@ -595,7 +595,7 @@ private:
     {
         Record* r = find(id);
         if (r == nullptr) return WindowCheck::unknown;
-        hold_take_lock(batch, tag);
+        hold_take_lock(batch, tag & max_tag);  // a tag past it is refused below, changing nothing
         const uint64_t w = r->word.load(std::memory_order_seq_cst);
         const WindowCheck c = classify(id, w, tag);
         if (c != WindowCheck::ok) return c;
@@ -636,31 +636,34 @@ private:
         void unlock() noexcept { held.store(false, std::memory_order_release); }
     };
 
-    // Makes `batch` the holder of `tag`'s take lock, flushing it first if it
-    // holds another shard's.
+    // Makes `batch` the holder of the take lock of `tag` (<= max_tag)'s
+    // shard, flushing it first if it holds another shard's.
     void hold_take_lock(FreeBatch& batch, uint32_t tag) noexcept
     {
-        const uint32_t shard = pool_.shard_of(tag) + 1;
-        if (batch.locked_ != shard) [[unlikely]]
-            lock_for(batch, shard);
+        if (batch.locked_ != tag + 1) [[unlikely]]
+            lock_for(batch, tag);
     }
-    [[gnu::noinline]] void lock_for(FreeBatch& batch, uint32_t shard) noexcept
+    [[gnu::noinline]] void lock_for(FreeBatch& batch, uint32_t tag) noexcept
     {
-        flush(batch);
-        take_locks_[shard - 1].lock();
-        batch.locked_ = shard;
+        const uint32_t shard = pool_.shard_of(tag);
+        if (batch.locked_ == 0 || pool_.shard_of(batch.locked_ - 1) != shard) {
+            flush(batch);
+            take_locks_[shard].lock();
+        }
+        batch.locked_ = tag + 1;
     }
 
     // Frees the closed, unheld record `w` a take read under its shard's
     // lock: nobody else may change that word, so a plain store does.
     void free_taken(Record& r, uint32_t index, uint64_t w, FreeBatch& batch) noexcept
     {
-        const uint32_t gen = gen_of(w);
-        if (gen == UINT32_MAX) {  // never hand out a wrapped id
-            r.word.store(pack(gen, 0, 0, kRetired, kFateResolved), std::memory_order_release);
+        // The next generation, every other field 0: 0 after the last one.
+        const uint64_t next_generation = (w | 0xFFFFFFFFu) + 1;
+        if (next_generation == 0) [[unlikely]] {  // never hand out a wrapped id
+            r.word.store(pack(gen_of(w), 0, 0, kRetired, kFateResolved), std::memory_order_release);
             return;
         }
-        r.word.store(pack(gen + 1, 0, 0, kFree, kFateResolved), std::memory_order_release);
+        r.word.store(next_generation | pack(0, 0, 0, kFree, kFateResolved), std::memory_order_release);
         add_to(batch, r, index, tag_of(w));
     }
 
