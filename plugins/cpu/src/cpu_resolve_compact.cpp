@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <type_traits>
 
 namespace lapse::cpu {
 
@@ -31,6 +32,15 @@ struct DenseLayout {
     static constexpr bool marks_not_ready = true;
     lapse_token token(uint32_t i) const noexcept { return tokens[i]; }
     lapse_stamp_pair& pair(uint32_t i) const noexcept { return stamps[i]; }
+    // The walk's way through them: one step a window, no multiplication.
+    struct Cursor {
+        const lapse_token* t;
+        lapse_stamp_pair* p;
+        lapse_token token() const noexcept { return *t; }
+        lapse_stamp_pair& pair() const noexcept { return *p; }
+        void next() noexcept { ++t, ++p; }
+    };
+    Cursor at(uint32_t i) const noexcept { return {tokens + i, stamps + i}; }
 };
 
 // resolve_compact_strided's records: a pair written only when READY, for
@@ -52,11 +62,31 @@ struct StridedLayout {
     {
         return *reinterpret_cast<lapse_stamp_pair*>(stamps + i * stamp_stride);
     }
+    struct Cursor {
+        const unsigned char* t;
+        unsigned char* p;
+        std::size_t token_stride;
+        std::size_t stamp_stride;
+        lapse_token token() const noexcept
+        {
+            lapse_token v;
+            std::memcpy(&v, t, sizeof v);
+            return v;
+        }
+        lapse_stamp_pair& pair() const noexcept { return *reinterpret_cast<lapse_stamp_pair*>(p); }
+        void next() noexcept { t += token_stride, p += stamp_stride; }
+    };
+    Cursor at(uint32_t i) const noexcept
+    {
+        return {tokens + i * token_stride, stamps + i * stamp_stride, token_stride, stamp_stride};
+    }
 };
 
 // The common case, inline in the walk: a measured window (stamped at both
 // ends, no work failed in it), taken and answered READY. False takes
-// nothing and writes nothing.
+// nothing and writes nothing. `Raw`: the stamps are CLOCK_MONOTONIC ns
+// already (conversion.clock is null), known outside the walk's loop.
+template <bool Raw = false>
 [[gnu::always_inline]] inline bool take_measured(CpuWindowTable& windows, CpuWindowTable::Record* record,
                                                  const lapse_token& token, lapse_stamp_pair& pair, uint8_t& state,
                                                  const Conversion& conversion, CpuWindowTable::FreeBatch& freed) noexcept
@@ -72,8 +102,12 @@ struct StridedLayout {
             return outcome_of(end, w.failures.load(std::memory_order_relaxed)) == Outcome::measured;
         },
         freed);
-    if (taken) sdk::set_compact_ready(pair, state, conversion.to_ns(start), conversion.to_ns(end));
-    return taken;
+    if (!taken) return false;
+    if constexpr (Raw)
+        sdk::set_compact_ready(pair, state, start, end);
+    else
+        sdk::set_compact_ready(pair, state, conversion.to_ns(start), conversion.to_ns(end));
+    return true;
 }
 
 // Any window, out of line (the walk keeps its state in registers): READY,
@@ -153,22 +187,34 @@ lapse_status CpuDevice::resolve_compact_walk(Layout layout, uint8_t* states, uin
             ahead[i] = windows_.locate(layout.token(i).id);
             CpuWindowTable::prefetch(ahead[i]);
         }
-        for (uint32_t i = 0; i < count; ++i) {
-            CpuWindowTable::Record* const record = ahead[i % kPrefetchAhead];
-            if (i + kPrefetchAhead < count) {
-                CpuWindowTable::Record* const next = windows_.locate(layout.token(i + kPrefetchAhead).id);
-                CpuWindowTable::prefetch(next);
-                ahead[i % kPrefetchAhead] = next;
+        // One loop for raw CLOCK_MONOTONIC stamps, one for stamps to convert:
+        // the question is asked once, not twice a window.
+        auto walk = [&](auto raw) noexcept {
+            typename Layout::Cursor here = layout.at(0);
+            typename Layout::Cursor later = layout.at(std::min(kPrefetchAhead, count));
+            for (uint32_t i = 0; i < count; ++i, here.next()) {
+                CpuWindowTable::Record* const record = ahead[i % kPrefetchAhead];
+                if (i + kPrefetchAhead < count) {
+                    CpuWindowTable::Record* const next = windows_.locate(later.token().id);
+                    CpuWindowTable::prefetch(next);
+                    ahead[i % kPrefetchAhead] = next;
+                    later.next();
+                }
+                const lapse_token token = here.token();
+                if (take_measured<decltype(raw)::value>(windows_, record, token, here.pair(), states[i], conversion,
+                                                        freed)) [[likely]]
+                    continue;
+                windows_.flush(freed);  // answer() takes into a batch of its own
+                const uint8_t state =
+                    answer<Layout::marks_not_ready>(windows_, token, here.pair(), states[i], conversion);
+                any_full |= state == LAPSE_COMPACT_RESOLVE_FULL;
+                if (state == LAPSE_COMPACT_PENDING && first_pending == count) first_pending = i;
             }
-            const lapse_token token = layout.token(i);
-            if (take_measured(windows_, record, token, layout.pair(i), states[i], conversion, freed)) [[likely]]
-                continue;
-            windows_.flush(freed);  // answer() takes into a batch of its own
-            const uint8_t state =
-                answer<Layout::marks_not_ready>(windows_, token, layout.pair(i), states[i], conversion);
-            any_full |= state == LAPSE_COMPACT_RESOLVE_FULL;
-            if (state == LAPSE_COMPACT_PENDING && first_pending == count) first_pending = i;
-        }
+        };
+        if (conversion.clock == nullptr)
+            walk(std::true_type{});
+        else
+            walk(std::false_type{});
         windows_.flush(freed);
     }
 
