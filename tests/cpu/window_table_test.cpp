@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -379,6 +380,54 @@ TEST_CASE("window_table: many threads, every window taken exactly once", "[windo
     CHECK(t.abandon_all().open == 0);
 }
 
+TEST_CASE("window_table: an abandon of a closed window waits for a batch taking on its shard, and no longer",
+          "[window_table][race]")
+{
+    Table t(2, 16);
+    const Table::Id taken = t.open(0, 0);
+    const Table::Id dropped = t.open(0, 0);
+    const Table::Id other_shard = t.open(1, 0);
+    for (auto [id, tag] : {std::pair{taken, 0u}, std::pair{dropped, 0u}, std::pair{other_shard, 1u}})
+        REQUIRE(t.close(id, tag, 0) == WindowCheck::ok);
+
+    Table::FreeBatch batch;
+    REQUIRE(t.take(taken, 0, [](const Stamp&) {}, batch) == WindowCheck::ok);  // the batch holds shard 0's lock
+    // Another shard's closed window is abandoned at once.
+    CHECK(t.abandon(other_shard, 1) == WindowCheck::ok);
+    std::atomic<bool> abandoned{false};
+    std::thread dropper([&] {
+        if (t.abandon(dropped, 0) == WindowCheck::ok) abandoned.store(true);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK_FALSE(abandoned.load());  // still waiting for the batch's lock
+    t.flush(batch);
+    dropper.join();
+    CHECK(abandoned.load());
+    CHECK(t.check(dropped, 0) == WindowCheck::forgotten);
+    CHECK(t.check(taken, 0) == WindowCheck::resolved);
+}
+
+TEST_CASE("window_table: a batch that takes from another shard hands back what it holds first", "[window_table]")
+{
+    Table t(2, 16);
+    const Table::Id first = t.open(0, 0);
+    const Table::Id second = t.open(1, 0);
+    REQUIRE(t.close(first, 0, 0) == WindowCheck::ok);
+    REQUIRE(t.close(second, 1, 0) == WindowCheck::ok);
+    Table::FreeBatch batch;
+    REQUIRE(t.take(first, 0, [](const Stamp&) {}, batch) == WindowCheck::ok);
+    CHECK(batch.size() == 1);
+    REQUIRE(t.take(second, 1, [](const Stamp&) {}, batch) == WindowCheck::ok);
+    CHECK(batch.size() == 1);  // the first went back to shard 0 when the batch moved to shard 1
+    t.flush(batch);
+    // Neither shard's lock is left held: both abandon at once.
+    const Table::Id a = t.open(0, 0), b = t.open(1, 0);
+    REQUIRE(t.close(a, 0, 0) == WindowCheck::ok);
+    REQUIRE(t.close(b, 1, 0) == WindowCheck::ok);
+    CHECK(t.abandon(a, 0) == WindowCheck::ok);
+    CHECK(t.abandon(b, 1) == WindowCheck::ok);
+}
+
 TEST_CASE("window_table: resolvers in batches and an abandoner racing over the same windows end each exactly once",
           "[window_table][race]")
 {
@@ -420,8 +469,7 @@ TEST_CASE("window_table: resolvers in batches and an abandoner racing over the s
                 // A slow read: it widens the moment between a take's look at
                 // the word and its store, where an unlocked rival would slip in.
                 auto read = [&](const Stamp& s) {
-                    for (volatile int spin = 0; spin < 200; ++spin) {
-                    }
+                    for (int spin = 0; spin < 200; ++spin) asm volatile("" ::: "memory");
                     v = s.value.load(std::memory_order_relaxed);
                 };
                 bool took = t.try_take_ready(ids[i], tags[i], read, batch);
