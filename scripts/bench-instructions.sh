@@ -6,12 +6,14 @@
 # C++ API over C ABI, one forward layer over the bare plugin, and two
 # layers per layer (the square root of their ratio), through the C++ API
 # (which calls past a layer that adds nothing: lapse/dispatch.h) and
-# through the C ABI.
+# through the C ABI. Then the instructions per window of a resolve: the C
+# ABI's full and compact resolves and Device::resolve over a span.
 #
 # Usage: scripts/bench-instructions.sh [BUILD_DIR]   (default: build-bench)
 #
-# Builds bench_window_instructions there (RelWithDebInfo, benchmarks on) if
-# the directory has no build yet. Needs valgrind (apt-get install valgrind).
+# Builds bench_window_instructions and bench_resolve_instructions there
+# (RelWithDebInfo, benchmarks on) if the directory has no build yet. Needs
+# valgrind (apt-get install valgrind).
 # Exit codes: 0 printed, 1 a run failed, 4 valgrind is missing.
 set -euo pipefail
 
@@ -25,7 +27,7 @@ fi
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
     cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAPSE_BUILD_BENCHMARKS=ON >/dev/null
 fi
-ninja -C "$build" bench_window_instructions >/dev/null
+ninja -C "$build" bench_window_instructions bench_resolve_instructions >/dev/null
 
 program="$build/bin/bench_window_instructions"
 windows=60000  # 3 rounds of 20000 (window_instructions.cpp)
@@ -65,3 +67,25 @@ awk -v c="${per_window[c_abi]}" -v cpp="${per_window[cpp_api]}" \
     printf "  %-34s %6.3fx  (reported)\n", "C ABI: 1 forward layer / bare", f1 / c
     printf "  %-34s %6.3fx  (reported)\n", "C ABI: 2 layers, per layer", sqrt(f2 / c)
 }'
+
+# Resolve: instructions per window of a synced batch (resolve_instructions.cpp:
+# 40 rounds of 1,024), the C ABI's full and compact resolves and
+# Device::resolve over a span (cpp_resolve_vs_c_resolve compares the last
+# with the first).
+resolve_windows=40960
+echo "instructions per window resolved (callgrind, $resolve_windows windows each)"
+for path in c_full c_compact cpp_span; do
+    if ! valgrind --tool=callgrind --callgrind-out-file="$out/resolve_$path.out" \
+        --toggle-collect='*lapse_counted_resolve*' "$build/bin/bench_resolve_instructions" "$path" \
+        >"$out/resolve_$path.log" 2>&1; then
+        echo "bench-instructions: resolve $path failed:" >&2
+        cat "$out/resolve_$path.log" >&2
+        exit 1
+    fi
+    collected=$(sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$out/resolve_$path.log")
+    if [[ -z "$collected" || "$collected" == 0 ]]; then
+        echo "bench-instructions: resolve $path: callgrind counted nothing (was lapse_counted_resolve inlined?)" >&2
+        exit 1
+    fi
+    awk -v p="$path" -v n="$collected" -v w="$resolve_windows" 'BEGIN { printf "  %-28s %6.1f\n", p, n / w }'
+done
