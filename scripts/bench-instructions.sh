@@ -29,24 +29,32 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
 fi
 ninja -C "$build" bench_window_instructions bench_resolve_instructions >/dev/null
 
-program="$build/bin/bench_window_instructions"
 windows=60000  # 3 rounds of 20000 (window_instructions.cpp)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
+# Instructions callgrind counted inside FUNCTION (a name its
+# --toggle-collect matches) while PROGRAM ran PATH; exits the script when
+# the run failed or counted nothing.
+counted() {
+    local program=$1 path=$2 function=$3 log="$out/$2.log" collected
+    if ! valgrind --tool=callgrind --callgrind-out-file="$out/$path.out" \
+        --toggle-collect="*$function*" "$build/bin/$program" "$path" >"$log" 2>&1; then
+        echo "bench-instructions: $program $path failed:" >&2
+        cat "$log" >&2
+        exit 1
+    fi
+    collected=$(sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$log")
+    if [[ -z "$collected" || "$collected" == 0 ]]; then
+        echo "bench-instructions: $program $path: callgrind counted nothing (was $function inlined?)" >&2
+        exit 1
+    fi
+    echo "$collected"
+}
+
 declare -A per_window
 for path in c_abi cpp_api forward1 forward2 cpp_forward1 cpp_forward2; do
-    if ! valgrind --tool=callgrind --callgrind-out-file="$out/$path.out" \
-        --toggle-collect='*lapse_counted_windows*' "$program" "$path" >"$out/$path.log" 2>&1; then
-        echo "bench-instructions: $path failed:" >&2
-        cat "$out/$path.log" >&2
-        exit 1
-    fi
-    collected=$(sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$out/$path.log")
-    if [[ -z "$collected" || "$collected" == 0 ]]; then
-        echo "bench-instructions: $path: callgrind counted nothing (was lapse_counted_windows inlined?)" >&2
-        exit 1
-    fi
+    collected=$(counted bench_window_instructions "$path" lapse_counted_windows)
     per_window[$path]=$((collected / windows))
 done
 
@@ -75,17 +83,6 @@ awk -v c="${per_window[c_abi]}" -v cpp="${per_window[cpp_api]}" \
 resolve_windows=40960
 echo "instructions per window resolved (callgrind, $resolve_windows windows each)"
 for path in c_full c_compact cpp_span; do
-    if ! valgrind --tool=callgrind --callgrind-out-file="$out/resolve_$path.out" \
-        --toggle-collect='*lapse_counted_resolve*' "$build/bin/bench_resolve_instructions" "$path" \
-        >"$out/resolve_$path.log" 2>&1; then
-        echo "bench-instructions: resolve $path failed:" >&2
-        cat "$out/resolve_$path.log" >&2
-        exit 1
-    fi
-    collected=$(sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$out/resolve_$path.log")
-    if [[ -z "$collected" || "$collected" == 0 ]]; then
-        echo "bench-instructions: resolve $path: callgrind counted nothing (was lapse_counted_resolve inlined?)" >&2
-        exit 1
-    fi
+    collected=$(counted bench_resolve_instructions "$path" lapse_counted_resolve)
     awk -v p="$path" -v n="$collected" -v w="$resolve_windows" 'BEGIN { printf "  %-28s %6.1f\n", p, n / w }'
 done
