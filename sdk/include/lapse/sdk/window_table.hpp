@@ -42,11 +42,12 @@
 //     win, and the record is freed by whoever drops the last claim.
 //   * One exception, for resolve's sake: a closed record nobody holds any
 //     more can leave that state only by being taken or abandoned, and both
-//     do so holding its shard's take lock. So a take frees it with a plain
-//     store, not a CAS, and a resolver taking into a batch takes the lock
-//     once per batch: resolving a million windows costs a few thousand
-//     locked operations, not a million (a CAS waits for every store before
-//     it; docs/performance.md measured it at 40 % of a compact resolve).
+//     do so holding its shard's take lock (detail/take_lock.hpp). So a take
+//     frees it with a plain store, not a CAS, and a resolver taking into a
+//     batch takes the lock once per batch: resolving a million windows
+//     costs a few thousand locked operations, not a million (a CAS waits
+//     for every store before it; docs/performance.md measured it at 40 %
+//     of a compact resolve).
 //
 // Life of a record:
 //
@@ -82,9 +83,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <thread>
 
 #include <lapse/sdk/detail/record_pool.hpp>
+#include <lapse/sdk/detail/take_lock.hpp>
 #include <lapse/sdk/window_check.hpp>
 
 namespace lapse::sdk {
@@ -143,7 +144,7 @@ public:
     // records own device resources and whose user sets a bound (CUDA's
     // max_windows); open() answers 0 past it.
     explicit WindowTable(uint32_t shards = 1, uint32_t first_chunk = 1024, uint32_t max_records = 0)
-        : pool_(shards, first_chunk, max_records), take_locks_(new TakeLock[pool_.shard_count()])
+        : pool_(shards, first_chunk, max_records), take_locks_(new detail::TakeLock[pool_.shard_count()])
     {
     }
 
@@ -237,20 +238,14 @@ public:
     {
         Record* r = find(id);
         if (r == nullptr) return WindowCheck::unknown;
-        TakeLock* held = nullptr;
+        detail::TakeLock* held = nullptr;
         WindowCheck result = WindowCheck::ok;
         uint64_t w = r->word.load(std::memory_order_acquire);
         for (;;) {
             result = classify(id, w, tag);
+            if (result == WindowCheck::ok && state_of(w) == kAbandoned) result = WindowCheck::abandoned;
+            if (result == WindowCheck::ok && state_of(w) == kBusy) result = WindowCheck::busy;  // the claimer decides
             if (result != WindowCheck::ok) break;
-            if (state_of(w) == kAbandoned) {
-                result = WindowCheck::abandoned;
-                break;
-            }
-            if (state_of(w) == kBusy) {
-                result = WindowCheck::busy;  // the claimer decides its fate
-                break;
-            }
             if (holds_of(w) == 0 && state_of(w) == kClosed && held == nullptr) {
                 // Closed and unheld: only under its take lock (a take frees
                 // such a record with a plain store). Then look again.
@@ -611,31 +606,6 @@ private:
         return WindowCheck::ok;
     }
 
-    // A shard's take lock (see the top of the file): held across at most
-    // flush_every takes of one batch, or one abandon, so a thread that
-    // finds it held spins a little, then yields to a holder that may have
-    // lost its core.
-    struct alignas(64) TakeLock {
-        std::atomic<bool> held{false};
-        void lock() noexcept
-        {
-            constexpr int kSpins = 64;
-            int spins = 0;
-            while (held.exchange(true, std::memory_order_acquire)) {
-                while (held.load(std::memory_order_relaxed)) {
-                    if (++spins < kSpins) {
-#if defined(__x86_64__) || defined(__i386__)
-                        __builtin_ia32_pause();
-#endif
-                    } else {
-                        std::this_thread::yield();
-                    }
-                }
-            }
-        }
-        void unlock() noexcept { held.store(false, std::memory_order_release); }
-    };
-
     // Makes `batch` the holder of the take lock of `tag` (<= max_tag)'s
     // shard, flushing it first if it holds another shard's.
     void hold_take_lock(FreeBatch& batch, uint32_t tag) noexcept
@@ -721,7 +691,7 @@ private:
     }
 
     Pool pool_;
-    std::unique_ptr<TakeLock[]> take_locks_;  // one per shard
+    std::unique_ptr<detail::TakeLock[]> take_locks_;  // one per shard (lapse/sdk/detail/take_lock.hpp)
 };
 
 }  // namespace lapse::sdk

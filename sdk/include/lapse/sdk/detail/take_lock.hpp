@@ -1,0 +1,42 @@
+// lapse SDK (C++) — the lock a WindowTable's takers hold (see the table's
+// header, lapse/sdk/window_table.hpp, for the rule it keeps). Not an
+// interface of its own (machinery, like record_pool.hpp).
+//
+// Held across at most flush_every takes of one resolver's batch, or one
+// abandon: a thread that finds it held spins a little, then yields to a
+// holder that may have lost its core. On a cache line of its own, apart
+// from the free list the callers' profile_start pops.
+#pragma once
+
+#include <atomic>
+#include <thread>
+
+namespace lapse::sdk::detail {
+
+class alignas(64) TakeLock {
+public:
+    // [thread-safe]
+    void lock() noexcept
+    {
+        constexpr int kSpins = 64;
+        int spins = 0;
+        while (held_.exchange(true, std::memory_order_acquire)) {
+            while (held_.load(std::memory_order_relaxed)) {
+                if (++spins < kSpins) {
+#if defined(__x86_64__) || defined(__i386__)
+                    __builtin_ia32_pause();
+#endif
+                } else {
+                    std::this_thread::yield();
+                }
+            }
+        }
+    }
+    // [the holder]
+    void unlock() noexcept { held_.store(false, std::memory_order_release); }
+
+private:
+    std::atomic<bool> held_{false};
+};
+
+}  // namespace lapse::sdk::detail
