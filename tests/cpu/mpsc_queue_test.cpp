@@ -236,7 +236,7 @@ TEST_CASE("a consumer sparing its producer leaves the lines being written until 
     CHECK_FALSE(held);
     // A long one that grew since the last look: whole lines only, and at
     // least four lines (64 cells) behind the cell the producer writes next.
-    for (uint32_t k = 11; k <= 210; ++k) REQUIRE(q.push_marker(MpscQueue::kStart, k));
+    for (uint32_t k = 11; k <= 210; ++k) REQUIRE(q.push_marker(MpscQueue::kEnd, k));
     const uint32_t first = q.pop_markers(cells, 1024, true, held);
     CHECK(held);
     CHECK(first > 0);
@@ -252,4 +252,30 @@ TEST_CASE("a consumer sparing its producer leaves the lines being written until 
     for (uint32_t k = 1; k <= 300; ++k) REQUIRE(q.push_marker(MpscQueue::kEnd, k));
     CHECK(q.pop_markers(cells, 1024, false, held) == 300);
     CHECK_FALSE(held);
+}
+
+TEST_CASE("a consumer sparing its producer does not end what it takes on a start marker", "[queue]")
+{
+    // Windows opened and closed back to back, one line plus one cell off
+    // the line grid: each line boundary falls between a window's start
+    // and its end.
+    MpscQueue q(1024);
+    uint32_t cells[1024] = {};
+    bool held = false;
+    REQUIRE(q.push_marker(MpscQueue::kEnd, 1));
+    REQUIRE(q.pop_markers(cells, 1024, true, held) == 1);
+    for (uint32_t k = 1; k <= 100; ++k) {
+        REQUIRE(q.push_marker(MpscQueue::kStart, k));
+        REQUIRE(q.push_marker(MpscQueue::kEnd, k));
+    }
+    const uint32_t first = q.pop_markers(cells, 1024, true, held);
+    CHECK(held);
+    REQUIRE(first > 0);
+    CHECK(MpscQueue::marker_kind(cells[first - 1]) == MpscQueue::kEnd);
+    CHECK((1 + first + 1) % 16 == 0);  // one cell short of the line boundary: the start it left
+    // The start left behind comes first in the next run, with its end.
+    const uint32_t rest = q.pop_markers(cells, 1024, true, held);
+    CHECK_FALSE(held);
+    CHECK(first + rest == 200);
+    CHECK(cells[0] == MpscQueue::marker_cell(MpscQueue::kStart, MpscQueue::marker_key(cells[1])));
 }

@@ -42,16 +42,24 @@ public:
     }
 
     // [worker] Whether a resolver waits: the worker then stamps end markers
-    // as soon as it finds them.
-    bool has_waiters() const noexcept { return waiters_.load(std::memory_order_relaxed) != 0; }
+    // as soon as it finds them, and does not doze. seq_cst: a worker that
+    // announced a doze and then reads no waiter is seen dozing by the
+    // resolver's hurry (wait()).
+    bool has_waiters() const noexcept { return waiters_.load(std::memory_order_seq_cst) != 0; }
 
     // [resolver] Calls poll() (true = done) until it says done or `deadline`
     // passes (never, when it waits forever). Returns poll's last answer.
     // blocked_on() names the window the last poll stopped at (its end
     // marker is what to wake for).
-    template <class Poll, class BlockedOn>
-    bool wait(Poll&& poll, BlockedOn&& blocked_on, const sdk::Deadline& deadline)
+    //
+    // hurry() wakes the workers dozing through a burst of markers: called
+    // before the first poll, and again once the resolver is registered (a
+    // worker that announced its doze before that is woken; one that
+    // announces it after sees the resolver and does not doze).
+    template <class Poll, class BlockedOn, class Hurry>
+    bool wait(Poll&& poll, BlockedOn&& blocked_on, Hurry&& hurry, const sdk::Deadline& deadline)
     {
+        hurry();
         // An end marker usually lands within microseconds of profile_end:
         // a short spin answers that without a sleep and a wake-up.
         for (int i = 0; i < 32; ++i) {
@@ -63,6 +71,7 @@ public:
         // seq_cst RMW of the word then seq_cst load of waiters_ in the
         // worker: one of the two sides sees the other.
         waiters_.fetch_add(1, std::memory_order_seq_cst);
+        hurry();
         std::unique_lock<std::mutex> lock(mutex_);
         bool done = false;
         for (;;) {

@@ -233,6 +233,11 @@ lapse_status CpuDevice::start_queue_slow(lapse_stream stream, uint64_t id, lapse
     return LAPSE_OK;
 }
 
+void CpuDevice::hurry_workers() noexcept
+{
+    for (uint32_t i = 0; i < window_streams_; ++i) workers_[i]->hurry();
+}
+
 lapse_status CpuDevice::wake_then_ok(WorkerStream& stream) noexcept
 {
     stream.wake();
@@ -414,7 +419,7 @@ lapse_status CpuDevice::resolve(const lapse_token* tokens, lapse_duration* out, 
     if (!all_final && timeout_ns != 0) {
         const sdk::Deadline deadline(timeout_ns);
         auto blocked_on = [&]() noexcept { return first_pending < count ? tokens[first_pending].id : 0; };
-        all_final = completions_.wait(poll, blocked_on, deadline);
+        all_final = completions_.wait(poll, blocked_on, [this]() noexcept { hurry_workers(); }, deadline);
         if (!all_final) all_final = pass();
     }
     if (first_error != LAPSE_OK) return first_error;

@@ -86,6 +86,8 @@ private:
     [[gnu::noinline]] lapse_status start_queue_slow(lapse_stream stream, uint64_t id, lapse_token& token,
                                                     lapse_error* error) noexcept;
     [[gnu::noinline]] static lapse_status wake_then_ok(WorkerStream& stream) noexcept;
+    // A resolver is about to wait: ends every worker's doze (WorkerStream::hurry).
+    void hurry_workers() noexcept;
     [[gnu::noinline, gnu::cold]] lapse_status refuse_end(lapse_token token, lapse_error* error) const noexcept;
     [[gnu::noinline]] lapse_status end_slow(lapse_token token, lapse_error* error) noexcept;
     [[gnu::noinline]] lapse_status end_queue_slow(lapse_token token, lapse_error* error) noexcept;

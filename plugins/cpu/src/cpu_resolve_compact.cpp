@@ -248,7 +248,7 @@ lapse_status CpuDevice::resolve_compact_walk(Layout layout, uint8_t* states, uin
         // answered in states, so stopping there (the rest stays pending)
         // loses nothing.
         try {
-            all_final = completions_.wait(poll, blocked_on, deadline);
+            all_final = completions_.wait(poll, blocked_on, [this]() noexcept { hurry_workers(); }, deadline);
         } catch (...) {
             all_final = false;
         }

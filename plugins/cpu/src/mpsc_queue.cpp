@@ -199,6 +199,10 @@ uint32_t MpscQueue::pop_markers(uint32_t* out, uint32_t max, bool spare_producer
             const uint64_t whole = behind > head_pos_ ? behind - head_pos_ : 0;
             held = whole < n;
             n = whole;
+            // Nor after a start marker: the window it opens most likely
+            // ends in the next cells, and a window whose two markers are
+            // taken on either side of the consumer's wait reads the wait.
+            if (held && n > 0 && marker_kind(out[n - 1]) == kStart) --n;
         }
     }
     for (uint64_t i = 0; i < n; ++i) s.cells[(head_pos_ + i) & s.mask].store(0, std::memory_order_relaxed);

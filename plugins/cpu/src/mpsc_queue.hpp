@@ -114,9 +114,10 @@ public:
     // cell not written yet that has moved since the last look (a producer
     // is still pushing), take only whole lines at least kSparedCells behind
     // that cell, so that neither the line the producer writes nor the
-    // records of the windows it has just opened are pulled from under it;
-    // `held` says something was left. A shorter run, or one whose end has
-    // not moved, is taken whole.
+    // records of the windows it has just opened are pulled from under it,
+    // and never ending on a start marker (its window would straddle the
+    // consumer's wait); `held` says something was left. A shorter run, or
+    // one whose end has not moved, is taken whole.
     uint32_t pop_markers(uint32_t* out, uint32_t max, bool spare_producer, bool& held) noexcept;
 
     // [consumer] Whether some producer has claimed a position the consumer
@@ -125,6 +126,10 @@ public:
     // sleeps and then sees false cannot miss a push whose producer then
     // reads the announcement (see WorkerStream).
     bool has_claims() const noexcept;
+
+    // [consumer] The cells of the ring the consumer reads now: how many a
+    // producer can push before the queue must grow.
+    uint64_t ring_cells() const noexcept { return head_->capacity; }
 
     // The memory one cell takes (for bounding what a capacity costs).
     static constexpr std::size_t cell_bytes = sizeof(uint32_t);

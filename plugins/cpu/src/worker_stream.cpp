@@ -8,6 +8,10 @@
 #include <pthread.h>
 #include <string>
 
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -83,6 +87,10 @@ void WorkerStream::wake() noexcept
 void WorkerStream::run() noexcept
 {
     t_current_stream = this;
+#if defined(__linux__)
+    // Dozes end when asked, not up to 50 µs later (the default slack).
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+#endif
     uint32_t idle = 0;
     QueueEntry entry;
     uint32_t markers[kMarkersPerRun];
@@ -96,13 +104,29 @@ void WorkerStream::run() noexcept
         const uint32_t n = queue_.pop_markers(markers, kMarkersPerRun, spare_producer, held);
         if (n != 0) {
             stamp(markers, n);
+            cells_taken_ += n;
             after_work = false;
             idle = 0;
         }
         if (held) {
             // The producer is still writing: look again later (it has
             // stopped if the line has not moved by then).
-            for (uint32_t i = 0; i < kPausesWhileHeld; ++i) cpu_relax();
+            const int64_t from = sdk::monotonic_ns();
+            const int64_t doze_ns = doze_.on_pushing(from, cells_taken_, queue_.ring_cells());
+            if (doze_ns == 0) {
+                for (uint32_t i = 0; i < kPausesWhileHeld; ++i) cpu_relax();
+                continue;
+            }
+            // Announced before the look at the resolvers, as hurry() reads
+            // the announcement after a resolver registers (both seq_cst).
+            sleeping_.store(kDozing, std::memory_order_seq_cst);
+            if (completions_.has_waiters() || stopping_.load(std::memory_order_seq_cst)) {
+                sleeping_.store(kAwake, std::memory_order_relaxed);
+                continue;
+            }
+            sdk::detail::futex_wait_for(sleeping_, kDozing, doze_ns);
+            const bool hurried = sleeping_.exchange(kAwake, std::memory_order_seq_cst) != kDozing;
+            doze_.on_woke(from, doze_ns, sdk::monotonic_ns(), hurried);
             continue;
         }
         if (n != 0) continue;
@@ -125,13 +149,13 @@ void WorkerStream::run() noexcept
             std::this_thread::yield();
             continue;
         }
-        sleeping_.store(1, std::memory_order_seq_cst);
+        sleeping_.store(kAsleep, std::memory_order_seq_cst);
         if (queue_.has_claims() || stopping_.load(std::memory_order_seq_cst)) {
-            sleeping_.store(0, std::memory_order_relaxed);
+            sleeping_.store(kAwake, std::memory_order_relaxed);
             continue;  // a producer is writing its entry: keep spinning
         }
-        sdk::detail::futex_wait(sleeping_, 1);
-        sleeping_.store(0, std::memory_order_relaxed);
+        sdk::detail::futex_wait(sleeping_, kAsleep);
+        sleeping_.store(kAwake, std::memory_order_relaxed);
         idle = 0;
     }
 }

@@ -21,16 +21,21 @@
 // producer then waits for them back (worker_stream.cpp). For the same
 // reason, while a producer pushes markers faster than that, the worker
 // takes only the cells four lines behind the one being written, then waits
-// 10-20 µs (MpscQueue::pop_markers); it takes the rest once they stop
-// moving, or at once when the last thing it ran was work (an end marker
-// there is the end of that work) or a resolver waits. So a marker that
-// reaches an idle stream is stamped at most a poll later, one queued during
-// or right after a burst of markers at most two such waits later, which is
-// when the stream reaches it: the work queued after it starts no sooner.
+// 10-20 µs (MpscQueue::pop_markers), or, once it knows the rate markers
+// arrive at, dozes on a timed futex wait instead, for as long as the
+// producer takes to fill half the ring (at most 0.5 ms: DozePolicy); work,
+// a fence or a resolver that waits ends a doze at once (a marker does
+// not). It takes the rest once they stop moving, or at once when the last
+// thing it ran was work (an end marker there is the end of that work) or a
+// resolver waits. So a marker that reaches an idle stream is stamped at
+// most a poll later, one queued during or right after a burst of markers at
+// most two such waits later, which is when the stream reaches it: the work
+// queued after it starts no sooner.
 #pragma once
 
 #include "completion_signal.hpp"
 #include "cpu_window.hpp"
+#include "doze_policy.hpp"
 #include "mpsc_queue.hpp"
 #include "stamp_clock.hpp"
 #include "sync_fence.hpp"
@@ -61,8 +66,8 @@ public:
     {
         return woken(queue_.push_wide(MpscQueue::kWork, reinterpret_cast<uint64_t>(fn), reinterpret_cast<uint64_t>(user)));
     }
-    bool mark_start(uint64_t id) noexcept { return woken(queue_.push_marker(MpscQueue::kStart, key_of(id))); }
-    bool mark_end(uint64_t id) noexcept { return woken(queue_.push_marker(MpscQueue::kEnd, key_of(id))); }
+    bool mark_start(uint64_t id) noexcept { return marked(queue_.push_marker(MpscQueue::kStart, key_of(id))); }
+    bool mark_end(uint64_t id) noexcept { return marked(queue_.push_marker(MpscQueue::kEnd, key_of(id))); }
 
     // [thread-safe] The window path's common case, split so that its caller
     // makes no call unless it must: try_mark_* queues the marker when the
@@ -71,9 +76,19 @@ public:
     bool try_mark_start(uint64_t id) noexcept { return queue_.try_push_marker(MpscQueue::kStart, key_of(id)); }
     bool try_mark_end(uint64_t id) noexcept { return queue_.try_push_marker(MpscQueue::kEnd, key_of(id)); }
     // seq_cst like the claim inside the push, so either the worker saw the
-    // claim before it slept, or this sees it sleeping.
-    bool needs_wake() const noexcept { return sleeping_.load(std::memory_order_seq_cst) != 0; }
+    // claim before it slept, or this sees it sleeping. A worker dozing
+    // through a burst of markers is not woken by one more marker: its doze
+    // is timed to end before the queue fills (see run()).
+    bool needs_wake() const noexcept { return sleeping_.load(std::memory_order_seq_cst) == kAsleep; }
     void wake() noexcept;
+    // [any thread] Ends a doze at once: a resolver waits for the markers
+    // (one that finds the worker dozing costs it its wake-up; DozePolicy).
+    // seq_cst, paired with the worker's look at the resolvers after it
+    // announces a doze: either it sees the resolver, or this sees it dozing.
+    void hurry() noexcept
+    {
+        if (sleeping_.load(std::memory_order_seq_cst) == kDozing) wake();
+    }
     bool fence(SyncFence& fence) noexcept
     {
         return woken(queue_.push_wide(MpscQueue::kFence, reinterpret_cast<uint64_t>(&fence), 0));
@@ -96,7 +111,16 @@ private:
     // out of the queue, so a marker fits one 32-bit cell.
     static uint32_t key_of(uint64_t id) noexcept { return static_cast<uint32_t>(id); }
 
+    // Work and fences wake a dozing worker too: work must not wait for a
+    // doze to end. A marker wakes only a worker that sleeps (see needs_wake()).
     bool woken(bool queued) noexcept
+    {
+        if (!queued) [[unlikely]]
+            return false;
+        if (sleeping_.load(std::memory_order_seq_cst) != kAwake) wake();
+        return true;
+    }
+    bool marked(bool queued) noexcept
     {
         if (!queued) [[unlikely]]
             return false;
@@ -114,9 +138,15 @@ private:
     CompletionSignal& completions_;
     sdk::Host host_;
     MpscQueue queue_;
-    alignas(64) std::atomic<uint32_t> sleeping_{0};  // 1: the worker sleeps or is about to
+    // kAsleep: the queue ran dry, the worker sleeps (or is about to) until
+    // a producer wakes it. kDozing: a producer is pushing markers faster
+    // than the worker looks, and the worker sleeps for a time it chose.
+    static constexpr uint32_t kAwake = 0, kAsleep = 1, kDozing = 2;
+    alignas(64) std::atomic<uint32_t> sleeping_{kAwake};
     std::atomic<bool> stopping_{false};
     uint32_t failures_ = 0;  // worker only: work items that threw so far
+    uint64_t cells_taken_ = 0;  // worker only: cells taken from the queue so far
+    DozePolicy doze_;           // worker only
     std::thread thread_;     // last: starts once everything above exists
 };
 

@@ -7,7 +7,8 @@
 // libstdc++'s notify first reads a waiter count of its own, so a waker
 // whose store to the word is not fenced (the Vulkan stream lock's unlock)
 // could skip the wake. The cpu plugin's worker sleeps on it when its queue
-// is empty; the Vulkan stream lock's waiters sleep on it.
+// is empty (and dozes on it, timed, through a burst of markers); the Vulkan
+// stream lock's waiters sleep on it.
 #pragma once
 
 #include <atomic>
@@ -16,7 +17,11 @@
 #if defined(__linux__)
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+#else
+#include <chrono>
+#include <thread>
 #endif
 
 namespace lapse::sdk::detail {
@@ -31,6 +36,21 @@ inline void futex_wait(std::atomic<uint32_t>& word, uint32_t expected) noexcept
     syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
 #else
     word.wait(expected, std::memory_order_acquire);
+#endif
+}
+
+// The same, for at most `timeout_ns` (then it returns; also spuriously,
+// and at once when `word` no longer holds `expected`). The kernel may
+// sleep a little longer: the thread's timer slack (prctl PR_SET_TIMERSLACK).
+inline void futex_wait_for(std::atomic<uint32_t>& word, uint32_t expected, int64_t timeout_ns) noexcept
+{
+#if defined(__linux__)
+    const timespec timeout{static_cast<time_t>(timeout_ns / 1000000000), static_cast<long>(timeout_ns % 1000000000)};
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, &timeout, nullptr, 0);
+#else
+    // No timed wait on the word here: a sleep a waker cannot cut short.
+    if (word.load(std::memory_order_acquire) == expected)
+        std::this_thread::sleep_for(std::chrono::nanoseconds(timeout_ns));
 #endif
 }
 
