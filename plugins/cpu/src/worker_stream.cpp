@@ -169,6 +169,12 @@ void WorkerStream::stamp(const uint32_t* markers, uint32_t count) noexcept
     // the clock once per marker would stamp the worker's own bookkeeping.
     const int64_t now = clock_.now();
     const uint32_t failures = failures_ & kFailureCount;
+    // The run's holds are dropped under the stream's take lock where it is
+    // free: a plain store a window instead of a locked operation, which
+    // was most of this thread's time (the record's line comes from the
+    // caller's core, and a locked operation waits for it).
+    CpuWindowTable::ReleaseRun releases;
+    windows_.begin_releases(releases, index_);
     for (uint32_t i = 0; i < count; ++i) {
         const uint64_t key = MpscQueue::marker_key(markers[i]);
         CpuWindow& w = windows_.payload(key);
@@ -181,18 +187,24 @@ void WorkerStream::stamp(const uint32_t* markers, uint32_t count) noexcept
             w.end_ns.store(ends_here ? now : 0, std::memory_order_relaxed);  // 0: "not stamped", until the end marker is
             w.start_ns.store(now, std::memory_order_relaxed);
             if (!ends_here) {
-                windows_.release(key);
+                windows_.release(key, 1, releases);
                 continue;
             }
             ++i;
-            windows_.release(key, 2);
+            windows_.release(key, 2, releases);
         } else {
             w.end_ns.store(now, std::memory_order_relaxed);
             const uint32_t at_start = w.failures.load(std::memory_order_relaxed);
             if (at_start != failures) w.failures.store(at_start | kWorkFailed, std::memory_order_relaxed);
-            windows_.release(key);
+            windows_.release(key, 1, releases);
         }
-        completions_.notify(key);
+    }
+    windows_.end_releases(releases);
+    // After the fence: a resolver waiting for one of these windows either
+    // saw it released or is seen waiting here.
+    if (completions_.has_waiters()) {
+        for (uint32_t i = 0; i < count; ++i)
+            if (MpscQueue::marker_kind(markers[i]) == MpscQueue::kEnd) completions_.notify(MpscQueue::marker_key(markers[i]));
     }
 }
 

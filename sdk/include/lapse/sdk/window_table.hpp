@@ -40,14 +40,16 @@
 //       (FREE, OPEN, CLOSED, ABANDONED, RETIRED, BUSY).
 //     So end racing abandon, or two threads resolving one token, cannot both
 //     win, and the record is freed by whoever drops the last claim.
-//   * One exception, for resolve's sake: a closed record nobody holds any
-//     more can leave that state only by being taken or abandoned, and both
-//     do so holding its shard's take lock (detail/take_lock.hpp). So a take
-//     frees it with a plain store, not a CAS, and a resolver taking into a
-//     batch takes the lock once per batch: resolving a million windows
-//     costs a few thousand locked operations, not a million (a CAS waits
-//     for every store before it; docs/performance.md measured it at 40 %
-//     of a compact resolve).
+//   * Two exceptions, for resolve's and the device side's sake: a closed
+//     record is taken and abandoned only under its shard's take lock
+//     (detail/take_lock.hpp), so a take frees one nobody holds any more
+//     with a plain store, not a CAS, and a device side that holds the lock
+//     (a ReleaseRun) drops a closed record's holds with one. A resolver
+//     taking into a batch takes the lock once per batch, a CPU worker once
+//     per run of markers: resolving or stamping a million windows costs a
+//     few thousand locked operations, not a million (a CAS waits for every
+//     store before it and for the line; docs/performance.md measured it at
+//     40 % of a compact resolve and 70 % of the CPU worker's time).
 //
 // Life of a record:
 //
@@ -75,7 +77,8 @@
 // open/close/release take no lock, allocate nothing and never block, except
 // open() growing the table (one mutex, rare); take and abandon of a closed
 // window hold its shard's take lock for a moment (a resolver's batch holds
-// it across its takes, at most flush_every of them).
+// it across its takes, at most flush_every of them; a release run across
+// its releases, and only when it found it free).
 #pragma once
 
 #include <algorithm>
@@ -232,6 +235,41 @@ public:
         if (holds_of(old) == count && state_of(old) == kAbandoned) free_record(*r, index_of(id), old - dropped, kFateForgotten);
     }
 
+    // Holds dropped in a row by one device-side thread (a CPU worker
+    // stamping a run of markers). begin_releases() tries the take lock of
+    // a tag's shard; while the run holds it, nothing but the run changes a
+    // CLOSED record there (close needs OPEN, take and abandon the lock), so
+    // release(id, count, run) drops its holds with a plain store. Anything
+    // else, or a run that found the lock held, goes through release().
+    // end_releases() fences (seq_cst, as each release() is: a resolver that
+    // saw a record held before it sleeps is woken by the device side's look
+    // after it) and lets the lock go. No take or abandon in between.
+    class ReleaseRun {
+        friend class WindowTable;
+        uint32_t shard_ = 0;
+        bool locked_ = false;
+    };
+    void begin_releases(ReleaseRun& run, uint32_t tag) noexcept
+    {
+        run.shard_ = pool_.shard_of(tag);
+        run.locked_ = take_locks_[run.shard_].try_lock();
+    }
+    void release(Id id, uint32_t count, ReleaseRun& run) noexcept
+    {
+        Record* r = pool_.record(index_of(id));
+        const uint64_t w = r->word.load(std::memory_order_relaxed);
+        if (run.locked_ && state_of(w) == kClosed && pool_.shard_of(tag_of(w)) == run.shard_) [[likely]]
+            r->word.store(w - (static_cast<uint64_t>(count) << 8), std::memory_order_release);
+        else
+            release(id, count);
+    }
+    void end_releases(ReleaseRun& run) noexcept
+    {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (run.locked_) take_locks_[run.shard_].unlock();
+        run.locked_ = false;
+    }
+
     // Forgets a window, open or closed and not yet taken. `ok` when it did;
     // anything else (unknown, another tag, already gone) changes nothing.
     WindowCheck abandon(Id id, uint32_t tag) noexcept
@@ -246,9 +284,10 @@ public:
             if (result == WindowCheck::ok && state_of(w) == kAbandoned) result = WindowCheck::abandoned;
             if (result == WindowCheck::ok && state_of(w) == kBusy) result = WindowCheck::busy;  // the claimer decides
             if (result != WindowCheck::ok) break;
-            if (holds_of(w) == 0 && state_of(w) == kClosed && held == nullptr) {
-                // Closed and unheld: only under its take lock (a take frees
-                // such a record with a plain store). Then look again.
+            if (state_of(w) == kClosed && held == nullptr) {
+                // Closed: only under its take lock (a take frees such a
+                // record with a plain store, a ReleaseRun drops its holds
+                // with one). Then look again.
                 held = &take_locks_[pool_.shard_of(tag)];
                 held->lock();
                 w = r->word.load(std::memory_order_acquire);

@@ -2,9 +2,10 @@
 // header, lapse/sdk/window_table.hpp, for the rule it keeps). Not an
 // interface of its own (machinery, like record_pool.hpp).
 //
-// Held across at most flush_every takes of one resolver's batch, or one
-// abandon: a thread that finds it held spins a little, then yields to a
-// holder that may have lost its core. On a cache line of its own, apart
+// Held across at most flush_every takes of one resolver's batch, one
+// abandon, or one run of a device side's releases (which only tries it):
+// a thread that finds it held spins a little, then yields to a holder
+// that may have lost its core. On a cache line of its own, apart
 // from the free list the callers' profile_start pops.
 #pragma once
 
@@ -31,6 +32,11 @@ public:
                 }
             }
         }
+    }
+    // [thread-safe] Takes it if nobody holds it; never waits.
+    bool try_lock() noexcept
+    {
+        return !held_.load(std::memory_order_relaxed) && !held_.exchange(true, std::memory_order_acquire);
     }
     // [the holder]
     void unlock() noexcept { held_.store(false, std::memory_order_release); }
