@@ -29,6 +29,34 @@ int64_t read(Table& t, Table::Id id, uint32_t tag, WindowCheck* check)
     *check = t.take(id, tag, [&](const Stamp& s) { v = s.value.load(std::memory_order_relaxed); });
     return v;
 }
+
+// Rounds of a race over 512 windows: fewer where a sanitizer slows every access.
+#if defined(LAPSE_SANITIZED)
+constexpr int kRaceRounds = 20;
+#else
+constexpr int kRaceRounds = 200;
+#endif
+
+// Three threads start a round of a race at once.
+class StartLine {
+public:
+    void arrive() noexcept
+    {
+        arrived_.fetch_add(1);
+        while (arrived_.load() < 3) std::this_thread::yield();
+    }
+
+private:
+    std::atomic<int> arrived_{0};
+};
+
+// After the races: every record back and reused, none lost.
+void check_all_ended(Table& t)
+{
+    const Table::Census left = t.abandon_all();
+    CHECK(left.open + left.closed + left.abandoned == 0);
+    CHECK(t.capacity() <= 1024);
+}
 }  // namespace
 
 TEST_CASE("window_table: ids are never 0 and a reused record gets a new generation", "[window_table]")
@@ -306,20 +334,17 @@ TEST_CASE("window_table: end racing abandon on one id lets exactly one win", "[w
     int closes = 0;
     for (int i = 0; i < rounds; ++i) {
         Table::Id id = t.open(i % 2, 1);
-        std::atomic<int> go{0};
+        StartLine start;
         WindowCheck closed = WindowCheck::unknown, abandoned = WindowCheck::unknown;
         std::thread worker([&] {
-            go.fetch_add(1);
-            while (go.load() < 3) std::this_thread::yield();
+            start.arrive();
             t.release(id);  // the start marker lands meanwhile
         });
         std::thread a([&] {
-            go.fetch_add(1);
-            while (go.load() < 3) std::this_thread::yield();
+            start.arrive();
             closed = t.close(id, i % 2, 0);
         });
-        go.fetch_add(1);
-        while (go.load() < 3) std::this_thread::yield();
+        start.arrive();
         abandoned = t.abandon(id, i % 2);
         a.join();
         worker.join();
@@ -438,13 +463,8 @@ TEST_CASE("window_table: resolvers in batches and an abandoner racing over the s
     // dropping Durations) go over the same closed windows at once.
     Table t(2, 64);
     constexpr uint32_t kWindows = 512;
-#if defined(LAPSE_SANITIZED)
-    constexpr int kRounds = 20;
-#else
-    constexpr int kRounds = 200;
-#endif
     std::atomic<int> wrong{0};  // Catch2 assertions are not thread-safe: count, check after
-    for (int round = 0; round < kRounds; ++round) {
+    for (int round = 0; round < kRaceRounds; ++round) {
         std::vector<Table::Id> ids(kWindows);
         std::vector<uint32_t> tags(kWindows);
         for (uint32_t i = 0; i < kWindows; ++i) {
@@ -455,13 +475,9 @@ TEST_CASE("window_table: resolvers in batches and an abandoner racing over the s
             REQUIRE(t.close(ids[i], tags[i], 0) == WindowCheck::ok);
         }
         std::vector<std::atomic<int>> ends(kWindows);
-        std::atomic<int> go{0};
-        auto start_together = [&] {
-            go.fetch_add(1);
-            while (go.load() < 3) std::this_thread::yield();
-        };
+        StartLine start;
         auto resolver = [&](bool backwards) {
-            start_together();
+            start.arrive();
             Table::FreeBatch batch;
             for (uint32_t k = 0; k < kWindows; ++k) {
                 const uint32_t i = backwards ? kWindows - 1 - k : k;
@@ -487,7 +503,7 @@ TEST_CASE("window_table: resolvers in batches and an abandoner racing over the s
         };
         std::thread forwards(resolver, false);
         std::thread backwards(resolver, true);
-        start_together();
+        start.arrive();
         for (uint32_t i = 0; i < kWindows; ++i)
             if (t.abandon(ids[i], tags[i]) == WindowCheck::ok) ends[i].fetch_add(1);
         forwards.join();
@@ -498,9 +514,7 @@ TEST_CASE("window_table: resolvers in batches and an abandoner racing over the s
         }
     }
     CHECK(wrong.load() == 0);
-    const Table::Census left = t.abandon_all();
-    CHECK(left.open + left.closed + left.abandoned == 0);
-    CHECK(t.capacity() <= 1024);  // records reused round after round, none lost
+    check_all_ended(t);
 }
 
 TEST_CASE("window_table: no allocation once warmed up", "[window_table][alloc]")
@@ -634,13 +648,8 @@ TEST_CASE("window_table: a device releasing in runs, a resolver and an abandoner
     Table t(2, 64);
     constexpr uint32_t kWindows = 512;
     constexpr uint32_t kRun = 32;
-#if defined(LAPSE_SANITIZED)
-    constexpr int kRounds = 20;
-#else
-    constexpr int kRounds = 200;
-#endif
     std::atomic<int> wrong{0};  // Catch2 assertions are not thread-safe: count, check after
-    for (int round = 0; round < kRounds; ++round) {
+    for (int round = 0; round < kRaceRounds; ++round) {
         std::vector<Table::Id> ids(kWindows);
         for (uint32_t i = 0; i < kWindows; ++i) {
             ids[i] = t.open(0, 2);  // start and end markers in flight
@@ -648,13 +657,9 @@ TEST_CASE("window_table: a device releasing in runs, a resolver and an abandoner
             if (i % 2 == 0) REQUIRE(t.close(ids[i], 0, 0) == WindowCheck::ok);  // the rest close while released
         }
         std::vector<std::atomic<int>> ends(kWindows);
-        std::atomic<int> go{0};
-        auto start_together = [&] {
-            go.fetch_add(1);
-            while (go.load() < 3) std::this_thread::yield();
-        };
+        StartLine start;
         std::thread device([&] {
-            start_together();
+            start.arrive();
             for (uint32_t first = 0; first < kWindows; first += kRun) {
                 Table::ReleaseRun run;
                 t.begin_releases(run, 0);
@@ -666,7 +671,7 @@ TEST_CASE("window_table: a device releasing in runs, a resolver and an abandoner
             }
         });
         std::thread resolver([&] {
-            start_together();
+            start.arrive();
             Table::FreeBatch batch;
             for (int pass = 0; pass < 4; ++pass) {
                 for (uint32_t i = 0; i < kWindows; ++i) {
@@ -680,7 +685,7 @@ TEST_CASE("window_table: a device releasing in runs, a resolver and an abandoner
                 t.flush(batch);  // before anything that waits
             }
         });
-        start_together();
+        start.arrive();
         for (uint32_t i = 0; i < kWindows; ++i) {
             if (i % 2 == 1) t.close(ids[i], 0, 0);  // may find it abandoned: no matter
             if (i % 3 == 0 && t.abandon(ids[i], 0) == WindowCheck::ok) ends[i].fetch_add(1);
@@ -697,7 +702,5 @@ TEST_CASE("window_table: a device releasing in runs, a resolver and an abandoner
         }
     }
     CHECK(wrong.load() == 0);
-    const Table::Census left = t.abandon_all();
-    CHECK(left.open + left.closed + left.abandoned == 0);
-    CHECK(t.capacity() <= 1024);  // records reused round after round, none lost
+    check_all_ended(t);
 }
