@@ -33,12 +33,10 @@
 //     state means.
 //   * A resolver frees records into a FreeBatch and hands the batch back
 //     with one CAS (take(..., batch), then flush).
-//   * A record's whole state is one 64-bit word changed by CAS:
-//       bits 63..32 generation, 31..16 tag (the stream it was opened on),
-//       15..8 holds (references the device still has in flight: markers,
-//       events, queries), 7..4 fate of the previous life, 3..0 state
-//       (FREE, OPEN, CLOSED, ABANDONED, RETIRED, BUSY).
-//     So end racing abandon, or two threads resolving one token, cannot both
+//   * A record's whole state is one 64-bit word changed by CAS: its
+//     generation, tag, holds, the fate of its previous life and its state
+//     (FREE, OPEN, CLOSED, ABANDONED, RETIRED, BUSY; detail/record_word.hpp
+//     lays it out). So end racing abandon, or two threads resolving one token, cannot both
 //     win, and the record is freed by whoever drops the last claim.
 //   * Two exceptions, for resolve's and the device side's sake: a closed
 //     record is taken and abandoned only under its shard's take lock
@@ -88,17 +86,18 @@
 #include <memory>
 
 #include <lapse/sdk/detail/record_pool.hpp>
+#include <lapse/sdk/detail/record_word.hpp>
 #include <lapse/sdk/detail/take_lock.hpp>
 #include <lapse/sdk/window_check.hpp>
 
 namespace lapse::sdk {
 
 template <class Payload>
-class WindowTable {
+class WindowTable : private detail::RecordWord {
 public:
     using Id = uint64_t;
-    static constexpr uint32_t max_tag = 0xFFFF;
-    static constexpr uint32_t max_holds = 0xFF;
+    using detail::RecordWord::max_holds;
+    using detail::RecordWord::max_tag;
 
     // A record: the state word, the backend's payload, the link the free
     // lists and a FreeBatch chain records through.
@@ -577,52 +576,7 @@ public:
     std::size_t memory_bytes() const noexcept { return capacity() * sizeof(Record) + sizeof(*this); }
 
 private:
-    // BUSY: claimed (see claim()). An ABANDONED record with no holds is a
-    // parked one.
-    static constexpr uint64_t kFree = 0, kOpen = 1, kClosed = 2, kAbandoned = 3, kRetired = 4, kBusy = 5;
-    static constexpr uint64_t kStateMask = 0xF;
     static_assert(static_cast<uint64_t>(Live::open) == kOpen && static_cast<uint64_t>(Live::closed) == kClosed);
-    static constexpr uint64_t kFateNone = 0, kFateResolved = 1, kFateForgotten = 2;
-
-    static uint64_t pack(uint32_t gen, uint32_t tag, uint32_t holds, uint64_t state, uint64_t fate = 0) noexcept
-    {
-        return (static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(tag & 0xFFFF) << 16) |
-               (static_cast<uint64_t>(holds & 0xFF) << 8) | (fate << 4) | state;
-    }
-    static uint32_t gen_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 32); }
-    static uint32_t tag_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 16) & 0xFFFF; }
-    static uint32_t holds_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 8) & 0xFF; }
-    static uint64_t state_of(uint64_t w) noexcept { return w & 0xF; }
-    static uint64_t fate_of(uint64_t w) noexcept { return (w >> 4) & 0xF; }
-
-    // Why a live record that is not OPEN cannot be closed or claimed.
-    static WindowCheck not_open(uint64_t w) noexcept
-    {
-        switch (state_of(w)) {
-        case kClosed: return WindowCheck::closed;
-        case kBusy: return WindowCheck::busy;
-        default: return WindowCheck::abandoned;
-        }
-    }
-
-    // Whether `w` is the live record of `id` with `tag`; if not, why not.
-    static WindowCheck classify(Id id, uint64_t w, uint32_t tag) noexcept
-    {
-        const uint32_t gen = generation_of(id);
-        const uint32_t now = gen_of(w);
-        const uint64_t state = state_of(w);
-        if (now == gen) {
-            if (state == kRetired) return fate_of(w) == kFateResolved ? WindowCheck::resolved : WindowCheck::forgotten;
-            if (state == kFree) return WindowCheck::unknown;  // generation not handed out yet
-            return tag_of(w) == (tag & 0xFFFF) && tag <= max_tag ? WindowCheck::ok : WindowCheck::wrong_tag;
-        }
-        if (now == gen + 1 && gen != UINT32_MAX && state == kFree)
-            return fate_of(w) == kFateResolved ? WindowCheck::resolved
-                   : fate_of(w) == kFateForgotten ? WindowCheck::forgotten
-                                                  : WindowCheck::expired;
-        if (now > gen) return WindowCheck::expired;
-        return WindowCheck::unknown;  // a generation this record never had
-    }
 
     template <class Read>
     WindowCheck take_into(Id id, uint32_t tag, Read& read, FreeBatch& batch) noexcept
