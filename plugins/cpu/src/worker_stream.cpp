@@ -172,9 +172,10 @@ void WorkerStream::stamp(const uint32_t* markers, uint32_t count) noexcept
     // The run's holds are dropped under the stream's take lock where it is
     // free: a plain store a window instead of a locked operation, which
     // was most of this thread's time (the record's line comes from the
-    // caller's core, and a locked operation waits for it).
+    // caller's core, and a locked operation waits for it). A lone marker
+    // (popped after work) takes the one locked operation instead.
     CpuWindowTable::ReleaseRun releases;
-    windows_.begin_releases(releases, index_);
+    if (count > 1) windows_.begin_releases(releases, index_);
     for (uint32_t i = 0; i < count; ++i) {
         const uint64_t key = MpscQueue::marker_key(markers[i]);
         CpuWindow& w = windows_.payload(key);

@@ -242,7 +242,10 @@ public:
     // else, or a run that found the lock held, goes through release().
     // end_releases() fences (seq_cst, as each release() is: a resolver that
     // saw a record held before it sleeps is woken by the device side's look
-    // after it) and lets the lock go. No take or abandon in between.
+    // after it) and lets the lock go. No take or abandon in between. A run
+    // not begun (a default ReleaseRun) holds no lock: every release in it
+    // is release()'s, which is what a single one should be (the lock's
+    // try, fence and unlock cost more than one locked operation).
     class ReleaseRun {
         friend class WindowTable;
         uint32_t shard_ = 0;
@@ -260,12 +263,13 @@ public:
         if (run.locked_ && state_of(w) == kClosed && pool_.shard_of(tag_of(w)) == run.shard_) [[likely]]
             r->word.store(w - (static_cast<uint64_t>(count) << 8), std::memory_order_release);
         else
-            release(id, count);
+            release_outside_run(id, count);
     }
     void end_releases(ReleaseRun& run) noexcept
     {
+        if (!run.locked_) return;  // each release was a seq_cst operation of its own
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (run.locked_) take_locks_[run.shard_].unlock();
+        take_locks_[run.shard_].unlock();
         run.locked_ = false;
     }
 
@@ -577,6 +581,10 @@ public:
 
 private:
     static_assert(static_cast<uint64_t>(Live::open) == kOpen && static_cast<uint64_t>(Live::closed) == kClosed);
+
+    // A run's release that cannot be a plain store: out of line, so the
+    // run's common case inlines into the device side's loop.
+    [[gnu::noinline]] void release_outside_run(Id id, uint32_t count) noexcept { release(id, count); }
 
     template <class Read>
     WindowCheck take_into(Id id, uint32_t tag, Read& read, FreeBatch& batch) noexcept
