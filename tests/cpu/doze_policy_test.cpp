@@ -63,6 +63,36 @@ TEST_CASE("doze: what dozes overran is asked for less, and a doze that came back
     CHECK(doze.overrun_ns() >= 0);
 }
 
+TEST_CASE("doze: a doze the scheduler kept off a CPU for milliseconds does not stop the worker dozing", "[doze]")
+{
+    DozePolicy doze;
+    REQUIRE(doze.on_pushing(0, 1000, kRing) == 0);
+    const int64_t asked = doze.on_pushing(20 * kUs, 2000, kRing);
+    REQUIRE(asked == 40'960);
+    // Woken 4 ms late (preempted): counted as an overrun of kMaxDozeNs at most.
+    doze.on_woke(20 * kUs, asked, 20 * kUs + asked + 4'000 * kUs, false);
+    CHECK(doze.overrun_ns() <= DozePolicy::kMaxDozeNs / 4);
+    // The same rate: the overrun is longer than the doze would be, and the
+    // worker still dozes the least that pays, so it learns again.
+    int64_t now = 20 * kUs + asked + 4'000 * kUs;
+    uint64_t cells = 3000;
+    REQUIRE(doze.on_pushing(now, cells, kRing) == 0);  // so long after the last look: a new burst
+    now += 20 * kUs;
+    cells += 1000;
+    CHECK(doze.on_pushing(now, cells, kRing) == DozePolicy::kMinDozeNs);
+    // Dozes that end on time bring it back.
+    int64_t d = DozePolicy::kMinDozeNs;
+    for (int i = 0; i < 16; ++i) {
+        doze.on_woke(now, d, now + d, false);
+        now += d + 20 * kUs;
+        cells += static_cast<uint64_t>(d + 20 * kUs) / 20;
+        d = doze.on_pushing(now, cells, kRing);
+        REQUIRE(d >= DozePolicy::kMinDozeNs);
+    }
+    CHECK(doze.overrun_ns() < 5 * kUs);
+    CHECK(d > 35 * kUs);
+}
+
 TEST_CASE("doze: a doze a waker cut short makes the worker pause for a while, then doze again", "[doze]")
 {
     DozePolicy doze;

@@ -14,7 +14,8 @@
 //     takes to fill half the ring, less what dozes have been overrunning
 //     what they asked for (wake-up latency, timer slack);
 //   - the stamps: a window whose markers a doze separates reads the doze,
-//     so no doze, overrun included, is longer than kMaxDozeNs;
+//     so no doze asks for more than kMaxDozeNs less its overrun (nor less
+//     than kMinDozeNs: see on_pushing);
 //   - the wakers: a doze cut short by one (a resolver waiting for these
 //     markers, work, a fence) cost it the worker's wake-up, tens of µs on
 //     a VM, so for kQuietAfterHurryNs afterwards the worker pauses
@@ -55,9 +56,13 @@ public:
         if (now_ns - hurried_ns_ < kQuietAfterHurryNs) return 0;
         const double ns_per_cell = static_cast<double>(elapsed) / static_cast<double>(cells);
         const double fill_ns = static_cast<double>(ring_cells / kRingShare) * ns_per_cell;
-        // What it asks for; the doze lasts that and its overrun.
-        const int64_t doze_ns = static_cast<int64_t>(std::min(fill_ns, static_cast<double>(kMaxDozeNs))) - overrun_ns_;
-        return doze_ns < kMinDozeNs ? 0 : doze_ns;
+        const int64_t fill_bounded = static_cast<int64_t>(std::min(fill_ns, static_cast<double>(kMaxDozeNs)));
+        if (fill_bounded < kMinDozeNs) return 0;
+        // What it asks for; the doze lasts that and its overrun. Never less
+        // than kMinDozeNs: a worker that paused instead would never measure
+        // its overrun again, and one overrun too long would leave it
+        // pausing for the rest of its device's life.
+        return std::max(fill_bounded - overrun_ns_, kMinDozeNs);
     }
 
     // [worker] A doze that asked for `asked_ns` from `from_ns` ended at
@@ -70,7 +75,9 @@ public:
         }
         // A running mean over about the last four dozes, never negative
         // (a doze that returned early, spuriously, teaches nothing).
-        const int64_t overrun = std::max<int64_t>(now_ns - from_ns - asked_ns, 0);
+        // At most kMaxDozeNs: a doze the scheduler kept off a CPU for
+        // milliseconds says nothing about the timer's overrun.
+        const int64_t overrun = std::clamp<int64_t>(now_ns - from_ns - asked_ns, 0, kMaxDozeNs);
         overrun_ns_ += (overrun - overrun_ns_) / 4;
     }
 
