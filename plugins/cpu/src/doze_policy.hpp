@@ -12,7 +12,9 @@
 //     and grows the queue on its own path, so it lasts as long as the
 //     producer, at the rate markers arrived since the last such look,
 //     takes to fill half the ring, less what dozes have been overrunning
-//     what they asked for (wake-up latency, timer slack);
+//     what they asked for (wake-up latency, timer slack), but never less
+//     than kMinDozeNs once the ring is worth a doze at all (a producer
+//     that then fills the ring grows it, once);
 //   - the stamps: a window whose markers a doze separates reads the doze,
 //     so no doze asks for more than kMaxDozeNs less its overrun (nor less
 //     than kMinDozeNs: see on_pushing);
