@@ -215,7 +215,7 @@ public:
         uint64_t w = r->word.load(std::memory_order_acquire);
         // One comparison: the live record of `id`, open on `tag`, whatever
         // it holds (fate bits are 0 while a record lives).
-        constexpr uint64_t kHoldsMask = uint64_t{0xFF} << 8;
+        constexpr uint64_t kHoldsMask = uint64_t{max_holds} << 8;
         return (w & ~kHoldsMask) == pack(generation_of(id), tag, 0, kOpen) && tag <= max_tag &&
                holds_of(w) + add_holds <= max_holds &&
                r->word.compare_exchange_strong(w, (w + (static_cast<uint64_t>(add_holds) << 8)) - kOpen + kClosed,

@@ -29,12 +29,12 @@ struct RecordWord {
 
     static uint64_t pack(uint32_t gen, uint32_t tag, uint32_t holds, uint64_t state, uint64_t fate = 0) noexcept
     {
-        return (static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(tag & 0xFFFF) << 16) |
-               (static_cast<uint64_t>(holds & 0xFF) << 8) | (fate << 4) | state;
+        return (static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(tag & max_tag) << 16) |
+               (static_cast<uint64_t>(holds & max_holds) << 8) | (fate << 4) | state;
     }
     static uint32_t gen_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 32); }
-    static uint32_t tag_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 16) & 0xFFFF; }
-    static uint32_t holds_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 8) & 0xFF; }
+    static uint32_t tag_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 16) & max_tag; }
+    static uint32_t holds_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 8) & max_holds; }
     static uint64_t state_of(uint64_t w) noexcept { return w & 0xF; }
     static uint64_t fate_of(uint64_t w) noexcept { return (w >> 4) & 0xF; }
 
@@ -58,7 +58,7 @@ struct RecordWord {
         if (now == gen) {
             if (state == kRetired) return fate_of(w) == kFateResolved ? WindowCheck::resolved : WindowCheck::forgotten;
             if (state == kFree) return WindowCheck::unknown;  // generation not handed out yet
-            return tag_of(w) == (tag & 0xFFFF) && tag <= max_tag ? WindowCheck::ok : WindowCheck::wrong_tag;
+            return tag_of(w) == (tag & max_tag) && tag <= max_tag ? WindowCheck::ok : WindowCheck::wrong_tag;
         }
         if (now == gen + 1 && gen != UINT32_MAX && state == kFree)
             return fate_of(w) == kFateResolved ? WindowCheck::resolved
