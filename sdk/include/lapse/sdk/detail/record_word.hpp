@@ -26,6 +26,7 @@ struct RecordWord {
     // Why the previous life ended, kept in a FREE word so a late token gets
     // an exact message.
     static constexpr uint64_t kFateNone = 0, kFateResolved = 1, kFateForgotten = 2;
+    static constexpr uint64_t kFateMask = 0xF;
 
     static uint64_t pack(uint32_t gen, uint32_t tag, uint32_t holds, uint64_t state, uint64_t fate = 0) noexcept
     {
@@ -35,8 +36,8 @@ struct RecordWord {
     static uint32_t gen_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 32); }
     static uint32_t tag_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 16) & max_tag; }
     static uint32_t holds_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 8) & max_holds; }
-    static uint64_t state_of(uint64_t w) noexcept { return w & 0xF; }
-    static uint64_t fate_of(uint64_t w) noexcept { return (w >> 4) & 0xF; }
+    static uint64_t state_of(uint64_t w) noexcept { return w & kStateMask; }
+    static uint64_t fate_of(uint64_t w) noexcept { return (w >> 4) & kFateMask; }
 
     // Why a live record that is not OPEN cannot be closed or claimed.
     static WindowCheck not_open(uint64_t w) noexcept
