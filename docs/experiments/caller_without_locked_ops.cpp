@@ -295,15 +295,15 @@ double median(std::vector<double>& v)
     return v[v.size() / 2];
 }
 
-bool parse_source(const char* s)
+bool parse_source(const char* arg)
 {
     const struct {
         const char* name;
         Source source;
     } sources[] = {{"own", Source::own}, {"ownlist", Source::own_list}, {"list", Source::list}, {"inbox", Source::inbox}};
-    for (const auto& s2 : sources)
-        if (std::strcmp(s, s2.name) == 0) {
-            g_source = s2.source;
+    for (const auto& known : sources)
+        if (std::strcmp(arg, known.name) == 0) {
+            g_source = known.source;
             return true;
         }
     return false;
