@@ -287,6 +287,104 @@ TEST_CASE("window_table: the ready fast path takes only what take() would take",
     REQUIRE(t.abandon(open, 1) == WindowCheck::ok);
 }
 
+TEST_CASE("window_table: a record cache opens from records it took from its tag's list in one go", "[window_table][cache]")
+{
+    Table t(2, 256);  // all 256 first records sit on shard 0
+    Table::RecordCache cache;
+    CHECK(t.try_open(cache, 0, 0) == 0);  // empty until refilled
+    std::set<uint32_t> indices;
+    std::vector<Table::Id> ids;
+    for (uint32_t i = 0; i < Table::cache_refill; ++i) {
+        const Table::Id id = i == 0 ? t.open(cache, 0, 1) : t.try_open(cache, 0, 1);
+        REQUIRE(id != 0);
+        indices.insert(Table::index_of(id));
+        ids.push_back(id);
+    }
+    CHECK(indices.size() == Table::cache_refill);
+    CHECK(t.try_open(cache, 0, 1) == 0);  // exactly one refill's worth
+    // The cache's records were taken off the list: another thread's opens
+    // get the rest, and none of these.
+    for (uint32_t i = 0; i < 256 - Table::cache_refill; ++i) {
+        const Table::Id id = t.open(0, 0);
+        REQUIRE(id != 0);
+        CHECK(indices.count(Table::index_of(id)) == 0);
+    }
+    CHECK(t.capacity() == 256);
+    // Opened from a cache, a window lives as any other.
+    REQUIRE(t.close(ids[0], 0, 0) == WindowCheck::ok);
+    t.release(ids[0]);
+    WindowCheck c{};
+    read(t, ids[0], 0, &c);
+    CHECK(c == WindowCheck::ok);
+}
+
+TEST_CASE("window_table: a record cache whose tag's list is empty opens from the others, then grows", "[window_table][cache]")
+{
+    Table t(2, 16);  // all 16 first records sit on shard 0
+    Table::RecordCache cache;
+    std::vector<Table::Id> ids;
+    for (int i = 0; i < 16; ++i) ids.push_back(t.open(cache, 1, 0));  // shard 1 is empty: from shard 0
+    for (Table::Id id : ids) CHECK(id != 0);
+    CHECK(t.capacity() == 16);
+    CHECK(t.open(cache, 1, 0) != 0);  // nothing free anywhere: grows
+    CHECK(t.capacity() > 16);
+}
+
+TEST_CASE("window_table: threads refilling caches from one list while a resolver frees into it share every record once",
+          "[window_table][cache][race]")
+{
+    Table t(1, 1024);
+    constexpr int kThreads = 3;
+    constexpr int kWindows = 20000;
+    std::atomic<int> wrong{0};
+    std::mutex m;
+    std::deque<Table::Id> closed;
+    std::atomic<int> producing{kThreads};
+    std::vector<std::thread> openers;
+    for (int p = 0; p < kThreads; ++p)
+        openers.emplace_back([&] {
+            Table::RecordCache cache;
+            for (int i = 0; i < kWindows; ++i) {
+                Table::Id id = t.try_open(cache, 0, 0);
+                if (id == 0) id = t.open(cache, 0, 0);
+                if (id == 0 || t.close(id, 0, 0) != WindowCheck::ok) wrong.fetch_add(1);
+                std::lock_guard lock(m);
+                closed.push_back(id);
+            }
+            producing.fetch_sub(1);
+        });
+    std::thread resolver([&] {
+        Table::FreeBatch batch;
+        for (;;) {
+            Table::Id id = 0;
+            {
+                std::lock_guard lock(m);
+                if (!closed.empty()) {
+                    id = closed.front();
+                    closed.pop_front();
+                }
+            }
+            if (id == 0) {
+                t.flush(batch);
+                if (producing.load() == 0) {
+                    std::lock_guard lock(m);
+                    if (closed.empty()) break;
+                }
+                std::this_thread::yield();
+                continue;
+            }
+            // A record handed out twice would be taken twice, or found closed
+            // by one opener while another still has it open.
+            if (t.take(id, 0, [](const Stamp&) {}, batch) != WindowCheck::ok) wrong.fetch_add(1);
+            if (batch.size() >= 16) t.flush(batch);
+        }
+        t.flush(batch);
+    });
+    for (auto& o : openers) o.join();
+    resolver.join();
+    CHECK(wrong.load() == 0);
+}
+
 TEST_CASE("window_table: one thread opening and another resolving reuse records, not grow", "[window_table][race]")
 {
     Table t(1, 64);

@@ -181,6 +181,42 @@ public:
         return open_record(*r, index, tag, holds);
     }
 
+    // Free records kept by one thread for its own opens: a chain taken from
+    // its tag's free list a few dozen at a time (one CAS), so that opening
+    // a window from it is a plain load and store. Owned by one thread at a
+    // time; records in it are free but hidden from every other thread, so
+    // keep one per thread and tag, not one per window. A cache that is
+    // dropped strands its records until the table dies: keep it for the
+    // thread's life (a CPU plugin keeps it in the thread's marker lane).
+    class RecordCache {
+        friend class WindowTable;
+        std::atomic<uint32_t> head_{0};  // index + 1 of the next record, 0 = empty; atomic for a thread taking the cache over
+    };
+    static constexpr uint32_t cache_refill = 64;
+
+    // open() from `cache`, refilled from the tag's own list when empty
+    // (one CAS for up to cache_refill records), then from wherever open()
+    // looks. 0 as open().
+    Id open(RecordCache& cache, uint32_t tag, uint32_t holds) noexcept
+    {
+        if (cache.head_.load(std::memory_order_relaxed) == 0)
+            cache.head_.store(pool_.take_chain(tag, cache_refill), std::memory_order_relaxed);
+        const Id id = try_open(cache, tag, holds);
+        return id != 0 ? id : open(tag, holds);
+    }
+
+    // open(cache, ...)'s common case alone: 0 when the cache is empty.
+    // Plain loads and stores, no call.
+    [[gnu::always_inline]] Id try_open(RecordCache& cache, uint32_t tag, uint32_t holds) noexcept
+    {
+        const uint32_t head = cache.head_.load(std::memory_order_relaxed);
+        if (head == 0) [[unlikely]]
+            return 0;
+        Record* r = pool_.record(head - 1);
+        cache.head_.store(r->next_free.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        return open_record(*r, head - 1, tag, holds);
+    }
+
     // The payload of a record the caller has a right to (see above). The id
     // must have come from open().
     Payload& payload(Id id) noexcept { return pool_.record(index_of(id))->payload; }
@@ -233,6 +269,12 @@ public:
         uint64_t old = r->word.fetch_sub(dropped, std::memory_order_seq_cst);
         if (holds_of(old) == count && state_of(old) == kAbandoned) free_record(*r, index_of(id), old - dropped, kFateForgotten);
     }
+
+    // [the device side] How many holds the record of `id` has now, for a
+    // device side that holds one of them: one whose holds may come back out
+    // of order (a CPU worker handed a window's end marker before its start
+    // marker) tells from this which of its holds are still out.
+    uint32_t holds(Id id) const noexcept { return holds_of(pool_.record(index_of(id))->word.load(std::memory_order_relaxed)); }
 
     // Holds dropped in a row by one device-side thread (a CPU worker
     // stamping a run of markers). begin_releases() tries the take lock of

@@ -103,6 +103,34 @@ public:
         }
     }
 
+    // Up to `max` free records from `tag`'s own list, taken with one CAS,
+    // as a chain linked through next_free (ending in 0): its first record's
+    // index + 1, or 0 when the list was empty. The chain is the caller's
+    // alone from then on (a RecordCache).
+    [[gnu::noinline]] uint32_t take_chain(uint32_t tag, uint32_t max) noexcept
+    {
+        std::atomic<uint64_t>& head = shards_[shard_of(tag)].head;
+        uint64_t h = head.load(std::memory_order_acquire);
+        while (static_cast<uint32_t>(h) != 0) {
+            // Walked before the CAS: a record popped meanwhile makes the
+            // ABA counter, and so the CAS, fail, and the walk is retried.
+            Record* last = record(static_cast<uint32_t>(h) - 1);
+            uint32_t next = last->next_free.load(std::memory_order_relaxed);
+            for (uint32_t n = 1; n < max && next != 0; ++n) {
+                Record* r = record(next - 1);
+                if (r == nullptr) break;  // a link read while being rewritten: the CAS fails
+                last = r;
+                next = r->next_free.load(std::memory_order_relaxed);
+            }
+            const uint64_t desired = (((h >> 32) + 1) << 32) | next;
+            if (head.compare_exchange_weak(h, desired, std::memory_order_acquire, std::memory_order_acquire)) {
+                last->next_free.store(0, std::memory_order_relaxed);
+                return static_cast<uint32_t>(h);
+            }
+        }
+        return 0;
+    }
+
     // Pushes the chain first..last (linked through next_free, last's link
     // set here) onto `tag`'s free list.
     void push(uint32_t tag, uint32_t first, uint32_t last) noexcept
