@@ -183,6 +183,32 @@ TEST_CASE("a window started on one thread and ended on another measures the stre
     CHECK(d.end_ns - d.start_ns >= 5'000'000);
 }
 
+TEST_CASE("a window brackets the work another thread queued while it was open, and none queued after it closed",
+          "[stream][split]")
+{
+    CpuDevice dev;
+    // The worker runs `busy` while everything else is queued, so it finds
+    // the window's markers and the other thread's work all waiting.
+    BusyJob busy{5'000'000}, inside{2'000'000}, after{2'000'000};
+    dev.submit(0, &busy);
+    const auto submit_from_another_thread = [&](BusyJob& job) {
+        std::thread([&] {
+            lapse_error e = make_error();
+            dev.plugin().submit(
+                dev.device(), 0, [](void* u, void*) { (*static_cast<BusyJob*>(u))(); }, &job, &e);
+        }).join();
+    };
+    lapse_token t = dev.start(0);
+    submit_from_another_thread(inside);
+    dev.end_ok(t);
+    submit_from_another_thread(after);
+    const lapse_duration d = dev.ready(t);
+    CHECK(busy.ended <= d.start_ns + kClockAgreementNs);
+    CHECK(d.start_ns <= inside.began + kClockAgreementNs);
+    CHECK(inside.ended <= d.end_ns + kClockAgreementNs);
+    CHECK(d.end_ns <= after.began + kClockAgreementNs);
+}
+
 TEST_CASE("an empty window is a measurement (zero or more), not 'not measured'", "[stream]")
 {
     CpuDevice dev;

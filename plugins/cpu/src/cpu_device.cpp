@@ -186,14 +186,20 @@ lapse_status CpuDevice::profile_start(lapse_stream stream, lapse_token& token, l
     // saves no register and makes no call.
     if (stream >= window_streams_) [[unlikely]]
         return refuse_start(stream, token, error);
+    // The record from the thread's own cache and the marker into its own
+    // lane: no locked operation (MarkerLane). A thread's first window on a
+    // stream, or every window where lanes are off, goes the slow way.
+    WorkerStream& s = *workers_[stream];
+    MarkerLane* lane = s.lane();
+    if (lane == nullptr) [[unlikely]]
+        return start_slow(stream, token, error);
     // One hold: the start marker, released when the worker stamps it (and
     // sets end_ns to "not stamped": a window whose end marker cannot be
     // queued resolves NOT_MEASURED).
-    const uint64_t id = windows_.try_open(stream, 1);
+    const uint64_t id = windows_.try_open(lane->records, stream, 1);
     if (id == 0) [[unlikely]]
         return start_slow(stream, token, error);
-    WorkerStream& s = *workers_[stream];
-    if (!s.try_mark_start(id)) [[unlikely]]
+    if (!s.try_mark_start(*lane, id)) [[unlikely]]
         return start_queue_slow(stream, id, token, error);
     token = lapse_token{id, stream, 0};
     if (s.needs_wake()) [[unlikely]]
@@ -212,8 +218,11 @@ lapse_status CpuDevice::refuse_start(lapse_stream stream, lapse_token& token, la
 
 lapse_status CpuDevice::start_slow(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
 {
-    // The stream's free list was empty: the table looks further, or grows.
-    const uint64_t id = windows_.open(stream, 1);
+    // No lane yet (its first window on this stream: mark_start() makes
+    // one) or none at all (lanes are off), or the thread's cache and the
+    // stream's free list are empty: the table looks further, or grows.
+    MarkerLane* lane = streams_[stream]->lane();
+    const uint64_t id = lane != nullptr ? windows_.open(lane->records, stream, 1) : windows_.open(stream, 1);
     if (id == 0)
         return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory for window records (or %u windows already live, the most a queue marker can name)",
                           stream, WorkerStream::max_windows);
@@ -272,7 +281,8 @@ lapse_status CpuDevice::profile_end(lapse_token token, uint32_t /*flags: nothing
     if (!windows_.try_close(token.id, token.opened_on, 1)) [[unlikely]]
         return end_slow(token, error);
     WorkerStream& s = *workers_[token.opened_on];
-    if (!s.try_mark_end(token.id)) [[unlikely]]
+    MarkerLane* lane = s.lane();
+    if (lane == nullptr || !s.try_mark_end(*lane, token.id)) [[unlikely]]
         return end_queue_slow(token, error);
     if (s.needs_wake()) [[unlikely]]
         return wake_then_ok(s);

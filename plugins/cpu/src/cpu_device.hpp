@@ -1,7 +1,8 @@
 // cpu plugin — the device: N worker streams, or inline execution.
 //
-// Stream mode: a window is a start marker and an end marker in the stream's
-// queue (see WorkerStream); its record lives in the SDK's WindowTable
+// Stream mode: a window is a start marker and an end marker queued on its
+// stream, through the calling thread's lane (see WorkerStream, MarkerLane);
+// its record lives in the SDK's WindowTable
 // (generation-tagged ids, one CAS per transition, no lock on the hot path).
 // Inline mode: work runs on the caller's thread at submit, and there is no
 // device clock, so profile_start answers LAPSE_NO_WINDOW and the host

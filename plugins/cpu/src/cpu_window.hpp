@@ -47,6 +47,8 @@ inline Outcome outcome_of(int64_t end_ns, uint32_t failures) noexcept
 
 // A window holds one reference per marker in flight (start, then end).
 using CpuWindowTable = sdk::WindowTable<CpuWindow>;
+// A closed window with both still held has not had its start marker stamped.
+inline constexpr uint32_t kStartAndEndHeld = 2;
 
 // Issue 8: at most 64 bytes per pending window. The record is the only
 // per-window memory once the worker has consumed the start marker.

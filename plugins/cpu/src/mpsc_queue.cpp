@@ -103,6 +103,7 @@ bool MpscQueue::push_slow(uint32_t first, uint64_t a, uint64_t b, uint32_t count
                 continue;
             }
             // Nobody else sees `grown` yet: its first cells are ours.
+            grown->base = s->base + pos;
             write(*grown, 0, first, a, b, count);
             grown->tail.store(count, std::memory_order_relaxed);
             cells_allocated_.fetch_add(grown->capacity, std::memory_order_relaxed);

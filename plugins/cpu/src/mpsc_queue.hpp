@@ -1,7 +1,8 @@
 // cpu plugin — the in-order queue of one worker stream.
 //
-// Many producers (any thread calling submit / profile_start / profile_end /
-// sync), one consumer (the stream's worker). The order of the queue is the
+// Many producers (any thread calling submit or sync, and profile_start /
+// profile_end from a thread without a lane: MarkerLane), one consumer (the
+// stream's worker). The order of the queue is the
 // order in which producers claimed a position, so an entry pushed after
 // another push returned is always consumed after it: that is what makes a
 // window's markers bracket exactly the work queued between them.
@@ -120,6 +121,20 @@ public:
     // one whose end has not moved, is taken whole.
     uint32_t pop_markers(uint32_t* out, uint32_t max, bool spare_producer, bool& held) noexcept;
 
+    // Positions count every cell ever claimed, across segments, from 0.
+    // [any producer thread] The position the next claim gets, as this
+    // thread sees it: every entry whose push happened before this call
+    // sits below it, every entry pushed after this call returned at or
+    // above it (MarkerLane's epochs).
+    uint64_t tail_position() const noexcept
+    {
+        const Segment* s = tail_.load(std::memory_order_acquire);
+        return s->base + (s->tail.load(std::memory_order_relaxed) & ~kClosed);
+    }
+    // [consumer] The position of the next entry it takes: every entry
+    // below it was taken.
+    uint64_t head_position() const noexcept { return head_->base + head_pos_; }
+
     // [consumer] Whether some producer has claimed a position the consumer
     // has not taken yet (it may still be writing it). Sequentially
     // consistent with the producers' claim, so a consumer that announces it
@@ -150,6 +165,9 @@ private:
         ~Segment();
         const uint64_t capacity;
         const uint64_t mask;
+        // The position (see tail_position()) of its cell 0: where the
+        // segment before it was closed. Set before the segment is linked.
+        uint64_t base = 0;
         // Owned; aligned to a cache line, so positions 16k .. 16k+15 share
         // one. A plain pointer: one indirection less on the push path than
         // a unique_ptr.

@@ -3,6 +3,7 @@
 #include <lapse/sdk/detail/futex.hpp>
 #include <lapse/sdk/host.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <pthread.h>
@@ -63,8 +64,9 @@ bool WorkerStream::is_current_thread() const noexcept { return t_current_stream 
 
 WorkerStream::WorkerStream(uint32_t index, std::size_t queue_capacity, const StampClock& clock,
                            CpuWindowTable& windows, CompletionSignal& completions, sdk::Host host)
-    : index_(index), clock_(clock), windows_(windows), completions_(completions), host_(host), queue_(queue_capacity)
+    : index_(index), clock_(clock), windows_(windows), completions_(completions), host_(host), queue_(queue_capacity), lanes_(queue_capacity)
 {
+    deferred_ends_.reserve(kMarkersPerRun);
     thread_ = std::thread([this] { run(); });
     char name[16];
     std::snprintf(name, sizeof name, "lapse-cpu-%u", index_);
@@ -84,6 +86,37 @@ void WorkerStream::wake() noexcept
     if (sleeping_.exchange(0, std::memory_order_seq_cst) != 0) sdk::detail::futex_wake_one(sleeping_);
 }
 
+bool WorkerStream::mark(uint32_t kind, uint32_t key) noexcept
+{
+    if (MarkerLane* lane = lanes_.claim())
+        if (lane->try_push(MpscQueue::marker_cell(kind, key), queue_.tail_position())) return true;
+    return queue_.push_marker(kind, key);
+}
+
+void WorkerStream::stamp_lanes_before(uint64_t position, uint32_t* markers) noexcept
+{
+    for (;;) {
+        bool held = false;
+        const uint32_t n = lanes_.take(markers, kMarkersPerRun, position, false, held);
+        if (n == 0) return;
+        stamp(markers, n);
+        cells_taken_ += n;
+    }
+}
+
+bool WorkerStream::run_next_entry(uint32_t* markers, bool& after_work) noexcept
+{
+    QueueEntry entry;
+    const uint64_t position = queue_.head_position();
+    if (!queue_.pop(entry)) return false;
+    // Taken after the entry: a lane marker pushed before the entry was is
+    // visible now.
+    stamp_lanes_before(position, markers);
+    execute(entry);
+    after_work = entry.kind == MpscQueue::kWork;
+    return true;
+}
+
 void WorkerStream::run() noexcept
 {
     t_current_stream = this;
@@ -92,23 +125,33 @@ void WorkerStream::run() noexcept
     prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 #endif
     uint32_t idle = 0;
-    QueueEntry entry;
     uint32_t markers[kMarkersPerRun];
     // Right after work, the markers behind it are stamped at once: an end
     // marker waiting there is the end of that work. Otherwise the worker
     // leaves a producer the line it is writing, unless a resolver waits.
     bool after_work = false;
     for (;;) {
-        bool held = false;
+        bool queue_held = false;
         const bool spare_producer = !after_work && !completions_.has_waiters();
-        const uint32_t n = queue_.pop_markers(markers, kMarkersPerRun, spare_producer, held);
+        uint32_t n = queue_.pop_markers(markers, kMarkersPerRun, spare_producer, queue_held);
+        // The lanes' markers queued before the queue's next entry: no work
+        // runs between them and those just taken, so one reading stamps
+        // them all.
+        bool lanes_held = false;
+        n += lanes_.take(markers + n, kMarkersPerRun - n, queue_.head_position(), spare_producer, lanes_held);
         if (n != 0) {
             stamp(markers, n);
             cells_taken_ += n;
             after_work = false;
             idle = 0;
         }
-        if (held) {
+        if (queue_held || lanes_held) {
+            // Work or a fence queued behind the lane markers does not wait
+            // for their producer to stop.
+            if (!queue_held && run_next_entry(markers, after_work)) {
+                idle = 0;
+                continue;
+            }
             // The producer is still writing: look again later (it has
             // stopped if the line has not moved by then).
             const int64_t from = sdk::monotonic_ns();
@@ -130,16 +173,14 @@ void WorkerStream::run() noexcept
             continue;
         }
         if (n != 0) continue;
-        if (queue_.pop(entry)) {
-            execute(entry);
-            after_work = entry.kind == MpscQueue::kWork;
+        if (run_next_entry(markers, after_work)) {
             idle = 0;
             continue;
         }
         after_work = false;
         // close() stops a device only after every other call returned, so
         // an empty queue with stopping set stays empty.
-        if (stopping_.load(std::memory_order_acquire) && !queue_.has_claims()) return;
+        if (stopping_.load(std::memory_order_acquire) && !queue_.has_claims() && !lanes_.has_cells()) return;
         ++idle;
         if (idle < kSpinPolls) {
             for (uint32_t i = 0; i < kPausesPerPoll; ++i) cpu_relax();
@@ -150,7 +191,10 @@ void WorkerStream::run() noexcept
             continue;
         }
         sleeping_.store(kAsleep, std::memory_order_seq_cst);
-        if (queue_.has_claims() || stopping_.load(std::memory_order_seq_cst)) {
+        // A producer pushing into its lane checks for the announcement
+        // with a plain load (needs_wake()): this fence is both sides'.
+        if (lanes_.enabled()) asymmetric_fence::heavy();
+        if (queue_.has_claims() || lanes_.has_cells() || stopping_.load(std::memory_order_seq_cst)) {
             sleeping_.store(kAwake, std::memory_order_relaxed);
             continue;  // a producer is writing its entry: keep spinning
         }
@@ -193,19 +237,52 @@ void WorkerStream::stamp(const uint32_t* markers, uint32_t count) noexcept
             }
             ++i;
             windows_.release(key, 2, releases);
+        } else if (windows_.holds(key) == kStartAndEndHeld) [[unlikely]] {
+            // Its start marker is still in another thread's lane (the
+            // window was opened on one thread and closed on another): the
+            // end waits for it, and is stamped in the same run as it or
+            // later (the window then reads the time between the two runs).
+            defer_end(key);
         } else {
-            w.end_ns.store(now, std::memory_order_relaxed);
-            const uint32_t at_start = w.failures.load(std::memory_order_relaxed);
-            if (at_start != failures) w.failures.store(at_start | kWorkFailed, std::memory_order_relaxed);
+            stamp_end(w, now, failures);
             windows_.release(key, 1, releases);
         }
     }
+    // Ends whose start this run or an earlier one stamped: moved behind the
+    // ones still waiting, stamped, and dropped once notified.
+    const auto late = std::partition(deferred_ends_.begin(), deferred_ends_.end(),
+                                     [&](uint32_t key) { return windows_.holds(key) == kStartAndEndHeld; });
+    for (auto it = late; it != deferred_ends_.end(); ++it) {
+        stamp_end(windows_.payload(*it), now, failures);
+        windows_.release(*it, 1, releases);
+    }
     windows_.end_releases(releases);
     // After the fence: a resolver waiting for one of these windows either
-    // saw it released or is seen waiting here.
+    // saw it released or is seen waiting here (an end still deferred is
+    // looked up for nothing).
     if (completions_.has_waiters()) {
         for (uint32_t i = 0; i < count; ++i)
             if (MpscQueue::marker_kind(markers[i]) == MpscQueue::kEnd) completions_.notify(MpscQueue::marker_key(markers[i]));
+        for (auto it = late; it != deferred_ends_.end(); ++it) completions_.notify(*it);
+    }
+    deferred_ends_.erase(late, deferred_ends_.end());
+}
+
+void WorkerStream::stamp_end(CpuWindow& w, int64_t now, uint32_t failures) noexcept
+{
+    w.end_ns.store(now, std::memory_order_relaxed);
+    const uint32_t at_start = w.failures.load(std::memory_order_relaxed);
+    if (at_start != failures) w.failures.store(at_start | kWorkFailed, std::memory_order_relaxed);
+}
+
+void WorkerStream::defer_end(uint32_t key) noexcept
+{
+    try {
+        deferred_ends_.push_back(key);
+    } catch (...) {
+        // Out of memory: stamped now, the window resolves NOT_MEASURED when
+        // its start marker (which sets end_ns to "not stamped") comes next.
+        windows_.release(key, 1);
     }
 }
 

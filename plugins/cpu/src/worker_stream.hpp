@@ -1,7 +1,9 @@
 // cpu plugin — one stream: a worker thread draining an in-order queue.
 //
 // The queue carries work, window markers and sync fences in the order they
-// were pushed. The worker runs work, stamps each marker (StampClock: the TSC, or
+// were pushed; each producer thread's lane (MarkerLane) carries its own
+// markers, each to be stamped before the queue entry it was pushed ahead
+// of. The worker runs work, stamps each marker (StampClock: the TSC, or
 // CLOCK_MONOTONIC) when it reaches it (so the caller of profile_start / profile_end never
 // waits and never reads a clock), and signals fences.
 //
@@ -35,7 +37,9 @@
 
 #include "completion_signal.hpp"
 #include "cpu_window.hpp"
+#include "asymmetric_fence.hpp"
 #include "doze_policy.hpp"
+#include "marker_lane.hpp"
 #include "mpsc_queue.hpp"
 #include "stamp_clock.hpp"
 #include "sync_fence.hpp"
@@ -47,6 +51,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 namespace lapse::cpu {
 
@@ -66,20 +71,35 @@ public:
     {
         return woken(queue_.push_wide(MpscQueue::kWork, reinterpret_cast<uint64_t>(fn), reinterpret_cast<uint64_t>(user)));
     }
-    bool mark_start(uint64_t id) noexcept { return marked(queue_.push_marker(MpscQueue::kStart, key_of(id))); }
-    bool mark_end(uint64_t id) noexcept { return marked(queue_.push_marker(MpscQueue::kEnd, key_of(id))); }
+    bool mark_start(uint64_t id) noexcept { return marked(mark(MpscQueue::kStart, key_of(id))); }
+    bool mark_end(uint64_t id) noexcept { return marked(mark(MpscQueue::kEnd, key_of(id))); }
 
     // [thread-safe] The window path's common case, split so that its caller
-    // makes no call unless it must: try_mark_* queues the marker when the
-    // ring has room (false: nothing queued, use mark_*), and needs_wake()
-    // says whether the worker announced it sleeps (then wake() it).
-    bool try_mark_start(uint64_t id) noexcept { return queue_.try_push_marker(MpscQueue::kStart, key_of(id)); }
-    bool try_mark_end(uint64_t id) noexcept { return queue_.try_push_marker(MpscQueue::kEnd, key_of(id)); }
-    // seq_cst like the claim inside the push, so either the worker saw the
-    // claim before it slept, or this sees it sleeping. A worker dozing
-    // through a burst of markers is not woken by one more marker: its doze
-    // is timed to end before the queue fills (see run()).
-    bool needs_wake() const noexcept { return sleeping_.load(std::memory_order_seq_cst) == kAsleep; }
+    // makes no call unless it must: lane() is the calling thread's lane
+    // (nullptr: it has none yet, or lanes are off; mark_* gives it one),
+    // try_mark_* queues the marker there when it has room (false: nothing
+    // queued, use mark_*), and needs_wake() says whether the worker
+    // announced it sleeps (then wake() it).
+    [[gnu::always_inline]] MarkerLane* lane() const noexcept { return lanes_.find(); }
+    [[gnu::always_inline]] bool try_mark_start(MarkerLane& lane, uint64_t id) noexcept
+    {
+        return lane.try_push(MpscQueue::marker_cell(MpscQueue::kStart, key_of(id)), queue_.tail_position());
+    }
+    [[gnu::always_inline]] bool try_mark_end(MarkerLane& lane, uint64_t id) noexcept
+    {
+        return lane.try_push(MpscQueue::marker_cell(MpscQueue::kEnd, key_of(id)), queue_.tail_position());
+    }
+    // After a lane push, the worker's asymmetric fence before it sleeps
+    // pairs with light() here; after a queue push, the claim's seq_cst. So
+    // either the worker saw the marker before it slept, or this sees it
+    // sleeping. A worker dozing through a burst of markers is not woken by
+    // one more marker: its doze is timed to end before a lane or the
+    // queue fills (see run()).
+    bool needs_wake() const noexcept
+    {
+        asymmetric_fence::light();
+        return sleeping_.load(std::memory_order_seq_cst) == kAsleep;
+    }
     void wake() noexcept;
     // [any thread] Ends a doze at once: a resolver waits for the markers
     // (one that finds the worker dozing costs it its wake-up; DozePolicy).
@@ -99,7 +119,7 @@ public:
     static constexpr uint32_t max_windows = MpscQueue::max_key;
 
     // Cells the queue holds (memory accounting).
-    std::size_t queue_cells() const noexcept { return queue_.cells_allocated(); }
+    std::size_t queue_cells() const noexcept { return queue_.cells_allocated() + lanes_.cells_allocated(); }
 
     // Whether the calling thread is this stream's worker (running its work):
     // waiting on the stream from there would wait for itself.
@@ -110,6 +130,10 @@ private:
     // word), all that the worker's table calls read: the generation stays
     // out of the queue, so a marker fits one 32-bit cell.
     static uint32_t key_of(uint64_t id) noexcept { return static_cast<uint32_t>(id); }
+
+    // mark_*: the thread's lane, made if it has none, else the queue
+    // (which grows when full).
+    bool mark(uint32_t kind, uint32_t key) noexcept;
 
     // Work and fences wake a dozing worker too: work must not wait for a
     // doze to end. A marker wakes only a worker that sleeps (see needs_wake()).
@@ -129,8 +153,18 @@ private:
     }
     void run() noexcept;
     void execute(const QueueEntry& entry) noexcept;
+    // Stamps the lane markers queued before the queue's entry at
+    // `position`, before the worker runs it.
+    void stamp_lanes_before(uint64_t position, uint32_t* markers) noexcept;
+    // Takes the queue's next entry, when one is ready, and runs it (after
+    // the lane markers queued before it); `after_work`: it was work.
+    bool run_next_entry(uint32_t* markers, bool& after_work) noexcept;
     // Stamps a run of markers (their queue cells) with one clock reading.
     void stamp(const uint32_t* markers, uint32_t count) noexcept;
+    static void stamp_end(CpuWindow& w, int64_t now, uint32_t failures) noexcept;
+    // Keeps an end marker taken before its window's start marker for a
+    // later run (stamp()).
+    void defer_end(uint32_t key) noexcept;
 
     const uint32_t index_;
     const StampClock& clock_;
@@ -138,6 +172,7 @@ private:
     CompletionSignal& completions_;
     sdk::Host host_;
     MpscQueue queue_;
+    MarkerLanes lanes_;
     // kAsleep: the queue ran dry, the worker sleeps (or is about to) until
     // a producer wakes it. kDozing: a producer is pushing markers faster
     // than the worker looks, and the worker sleeps for a time it chose.
@@ -147,6 +182,7 @@ private:
     uint32_t failures_ = 0;  // worker only: work items that threw so far
     uint64_t cells_taken_ = 0;  // worker only: cells taken from the queue so far
     DozePolicy doze_;           // worker only
+    std::vector<uint32_t> deferred_ends_;  // worker only: keys of end markers taken before their start
     std::thread thread_;     // last: starts once everything above exists
 };
 
