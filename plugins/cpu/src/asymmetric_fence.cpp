@@ -1,6 +1,5 @@
 #include "asymmetric_fence.hpp"
 
-#include <cstdlib>
 
 #if defined(__linux__)
 #include <linux/membarrier.h>
@@ -15,9 +14,6 @@ namespace {
 bool register_process() noexcept
 {
 #if defined(__linux__) && defined(SYS_membarrier)
-    // LAPSE_CPU_NO_LANES=1 keeps every marker on the stream's shared queue,
-    // as where the call is refused (for comparing the two, and for tests).
-    if (const char* off = std::getenv("LAPSE_CPU_NO_LANES"); off != nullptr && off[0] == '1') return false;
     const long commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     if (commands < 0 || (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
     return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;

@@ -8,7 +8,9 @@
 #include <bit>
 #include <chrono>
 #include <cinttypes>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 namespace lapse::cpu {
 
@@ -67,6 +69,11 @@ CpuDevice::Settings CpuDevice::read_settings(const sdk::Config& config)
     s.streams = static_cast<uint32_t>(config.integer("streams", 2, 1, kMaxStreams));
     s.queue_capacity = static_cast<uint32_t>(config.integer("queue_capacity", 4096, 16, int64_t{1} << 24));
     s.window_capacity = static_cast<uint32_t>(config.integer("window_capacity", 1024, 16, int64_t{1} << 24));
+    // Off by default until the capture's named window gets as much cheaper
+    // (docs/performance.md); LAPSE_CPU_LANES=1 turns them on for every
+    // device whose config does not say (to compare, and for tests).
+    const char* lanes_env = std::getenv("LAPSE_CPU_LANES");
+    s.lanes = config.boolean("lanes", lanes_env != nullptr && std::string_view(lanes_env) == "1");
     const uint64_t idle_queue_bytes = uint64_t{std::bit_ceil(s.queue_capacity)} * s.streams * MpscQueue::cell_bytes;
     if (idle_queue_bytes > kMaxIdleQueueBytes)
         config.reject("queue_capacity",
@@ -97,9 +104,12 @@ CpuDevice::CpuDevice(sdk::Host host, const Settings& settings)
     if (settings_.mode == Mode::stream) {
         streams_.reserve(settings_.streams);
         for (uint32_t i = 0; i < settings_.streams; ++i)
-            streams_.push_back(std::make_unique<WorkerStream>(i, settings_.queue_capacity, clock_, windows_, completions_, host_));
+            streams_.push_back(std::make_unique<WorkerStream>(i, settings_.queue_capacity, settings_.lanes, clock_, windows_, completions_, host_));
         for (uint32_t i = 0; i < settings_.streams; ++i) workers_[i] = streams_[i].get();
-        window_streams_ = settings_.streams;
+        // With lanes, every window leaves the queue's path by its first
+        // comparison (refuse_start / refuse_end send it to the lanes').
+        lanes_ = workers_[0]->lanes_enabled();
+        queue_path_streams_ = lanes_ ? 0 : settings_.streams;
     }
 }
 
@@ -184,19 +194,33 @@ lapse_status CpuDevice::profile_start(lapse_stream stream, lapse_token& token, l
 {
     // Every uncommon case leaves through a tail call, so the common one
     // saves no register and makes no call.
-    if (stream >= window_streams_) [[unlikely]]
+    if (stream >= queue_path_streams_) [[unlikely]]
         return refuse_start(stream, token, error);
+    // One hold: the start marker, released when the worker stamps it (and
+    // sets end_ns to "not stamped": a window whose end marker cannot be
+    // queued resolves NOT_MEASURED).
+    const uint64_t id = windows_.try_open(stream, 1);
+    if (id == 0) [[unlikely]]
+        return start_slow(stream, token, error);
+    WorkerStream& s = *workers_[stream];
+    if (!s.try_queue_start(id)) [[unlikely]]
+        return start_queue_slow(stream, id, token, error);
+    token = lapse_token{id, stream, 0};
+    if (s.needs_wake()) [[unlikely]]
+        return wake_then_ok(s);
+    return LAPSE_OK;
+}
+
+lapse_status CpuDevice::start_in_lane(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
+{
     // The record from the thread's own cache and the marker into its own
-    // lane: no locked operation (MarkerLane). A thread's first window on a
-    // stream, or every window where lanes are off, goes the slow way.
+    // lane: no locked operation (MarkerLane). A thread's first window on
+    // the stream goes the slow way, which gives it its lane.
     WorkerStream& s = *workers_[stream];
     MarkerLane* lane = s.lane();
     if (lane == nullptr) [[unlikely]]
         return start_slow(stream, token, error);
-    // One hold: the start marker, released when the worker stamps it (and
-    // sets end_ns to "not stamped": a window whose end marker cannot be
-    // queued resolves NOT_MEASURED).
-    const uint64_t id = windows_.try_open(lane->records, stream, 1);
+    const uint64_t id = windows_.try_open(lane->records, stream, 1);  // one hold, as above
     if (id == 0) [[unlikely]]
         return start_slow(stream, token, error);
     if (!s.try_mark_start(*lane, id)) [[unlikely]]
@@ -212,6 +236,7 @@ lapse_status CpuDevice::refuse_start(lapse_stream stream, lapse_token& token, la
     if (stream >= settings_.streams)
         return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
                           "profile_start: stream %u does not exist (the device has %u)", stream, settings_.streams);
+    if (lanes_) return start_in_lane(stream, token, error);
     token = lapse_token{0, stream, 0};
     return LAPSE_NO_WINDOW;  // inline mode
 }
@@ -244,7 +269,7 @@ lapse_status CpuDevice::start_queue_slow(lapse_stream stream, uint64_t id, lapse
 
 void CpuDevice::hurry_workers() noexcept
 {
-    for (uint32_t i = 0; i < window_streams_; ++i) workers_[i]->hurry();
+    for (const auto& s : streams_) s->hurry();
 }
 
 lapse_status CpuDevice::wake_then_ok(WorkerStream& stream) noexcept
@@ -272,7 +297,7 @@ lapse_status CpuDevice::token_error(const char* call, lapse_token token, sdk::Wi
 lapse_status CpuDevice::profile_end(lapse_token token, uint32_t /*flags: nothing is batched here*/,
                                     lapse_error* error) noexcept
 {
-    if (token.opened_on >= window_streams_) [[unlikely]]
+    if (token.opened_on >= queue_path_streams_) [[unlikely]]
         return refuse_end(token, error);
     // So a stream is a valid tag: try_close() need not test it.
     static_assert(max_streams <= CpuWindowTable::max_tag + 1);
@@ -281,8 +306,23 @@ lapse_status CpuDevice::profile_end(lapse_token token, uint32_t /*flags: nothing
     if (!windows_.try_close(token.id, token.opened_on, 1)) [[unlikely]]
         return end_slow(token, error);
     WorkerStream& s = *workers_[token.opened_on];
+    if (!s.try_queue_end(token.id)) [[unlikely]]
+        return end_queue_slow(token, error);
+    if (s.needs_wake()) [[unlikely]]
+        return wake_then_ok(s);
+    return LAPSE_OK;
+}
+
+lapse_status CpuDevice::end_in_lane(lapse_token token, lapse_error* error) noexcept
+{
+    if (token.opened_on >= max_streams) __builtin_unreachable();  // checked by refuse_end
+    if (!windows_.try_close(token.id, token.opened_on, 1)) [[unlikely]]
+        return end_slow(token, error);
+    // A thread closing a window it did not open may have no lane: the
+    // queue takes its marker (the worker stamps it after the start).
+    WorkerStream& s = *workers_[token.opened_on];
     MarkerLane* lane = s.lane();
-    if (lane == nullptr || !s.try_mark_end(*lane, token.id)) [[unlikely]]
+    if (!(lane != nullptr ? s.try_mark_end(*lane, token.id) : s.try_queue_end(token.id))) [[unlikely]]
         return end_queue_slow(token, error);
     if (s.needs_wake()) [[unlikely]]
         return wake_then_ok(s);
@@ -303,8 +343,9 @@ lapse_status CpuDevice::end_queue_slow(lapse_token token, lapse_error* error) no
     return LAPSE_OK;
 }
 
-lapse_status CpuDevice::refuse_end(lapse_token token, lapse_error* error) const noexcept
+lapse_status CpuDevice::refuse_end(lapse_token token, lapse_error* error) noexcept
 {
+    if (lanes_ && token.opened_on < settings_.streams) return end_in_lane(token, error);
     if (settings_.mode == Mode::inline_)
         return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN,
                           "profile_end: token %" PRIu64 ": this device runs inline and opens no windows", token.id);

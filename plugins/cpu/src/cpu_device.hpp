@@ -16,6 +16,9 @@
 //                  default 4096; the first rings of all streams together
 //                  hold at most 64 MiB
 //   window_capacity records allocated up front, 16..2^24, default 1024
+//   lanes          true: each thread's markers go through its own lane
+//                  (MarkerLane), one locked operation a window instead of
+//                  four; default false, or LAPSE_CPU_LANES=1's true
 #pragma once
 
 #include "completion_signal.hpp"
@@ -43,6 +46,7 @@ public:
         uint32_t streams = 2;
         uint32_t queue_capacity = 4096;
         uint32_t window_capacity = 1024;
+        bool lanes = false;
     };
 
     static Settings read_settings(const sdk::Config& config);
@@ -89,7 +93,12 @@ private:
     [[gnu::noinline]] static lapse_status wake_then_ok(WorkerStream& stream) noexcept;
     // A resolver is about to wait: ends every worker's doze (WorkerStream::hurry).
     void hurry_workers() noexcept;
-    [[gnu::noinline, gnu::cold]] lapse_status refuse_end(lapse_token token, lapse_error* error) const noexcept;
+    // The window path with lanes on (Settings::lanes, where the process
+    // allows them), reached from refuse_start / refuse_end by tail calls:
+    // the queue's path, the default, pays nothing for it.
+    [[gnu::noinline]] lapse_status start_in_lane(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept;
+    [[gnu::noinline]] lapse_status end_in_lane(lapse_token token, lapse_error* error) noexcept;
+    [[gnu::noinline, gnu::cold]] lapse_status refuse_end(lapse_token token, lapse_error* error) noexcept;
     [[gnu::noinline]] lapse_status end_slow(lapse_token token, lapse_error* error) noexcept;
     [[gnu::noinline]] lapse_status end_queue_slow(lapse_token token, lapse_error* error) noexcept;
     [[gnu::noinline, gnu::cold]] lapse_status end_out_of_memory(lapse_token token, lapse_error* error) noexcept;
@@ -103,10 +112,12 @@ private:
     CompletionSignal completions_;
     std::vector<std::unique_ptr<WorkerStream>> streams_;  // empty in inline mode
     // What the window path reads, next to each other in the device: the
-    // streams that open windows (0 in inline mode, so one comparison
-    // refuses both a bad stream and inline mode), and each one's worker
-    // (one load, no vector in between).
-    uint32_t window_streams_ = 0;
+    // streams whose windows take the queue's path inline (0 in inline mode
+    // and with lanes, so one comparison sends a bad stream, inline mode and
+    // lanes out of line), and each one's worker (one load, no vector in
+    // between).
+    uint32_t queue_path_streams_ = 0;
+    bool lanes_ = false;  // windows go through each thread's lane (Settings::lanes)
     WorkerStream* workers_[max_streams] = {};
     // Stamps are converted to CLOCK_MONOTONIC at resolve, as resolve does.
     const lapse_resolve_compact compact_ =

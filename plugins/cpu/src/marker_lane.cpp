@@ -74,8 +74,8 @@ uint32_t MarkerLane::take(uint32_t* out, uint32_t max, uint64_t position, bool s
     return n;
 }
 
-MarkerLanes::MarkerLanes(std::size_t lane_capacity)
-    : lane_capacity_(MarkerLane::cells_for(lane_capacity)), enabled_(lane_capacity != 0 && asymmetric_fence::available())
+MarkerLanes::MarkerLanes(std::size_t lane_capacity, bool wanted)
+    : lane_capacity_(MarkerLane::cells_for(lane_capacity)), enabled_(wanted && asymmetric_fence::available())
 {
 }
 

@@ -123,13 +123,15 @@ class MarkerLanes {
 public:
     static constexpr uint32_t kSlots = 64;
 
-    explicit MarkerLanes(std::size_t lane_capacity);
+    // `wanted`: the device's `lanes` setting; lanes are on when it is true
+    // and the asymmetric fence works in this process.
+    MarkerLanes(std::size_t lane_capacity, bool wanted);
     ~MarkerLanes();
     MarkerLanes(const MarkerLanes&) = delete;
     MarkerLanes& operator=(const MarkerLanes&) = delete;
 
-    // [any thread] The calling thread's lane, or nullptr (none yet: see
-    // claim()).
+    // [any thread] The calling thread's lane, or nullptr (it has none yet:
+    // see claim(); where lanes are off, no thread has one).
     [[gnu::always_inline]] MarkerLane* find() const noexcept
     {
         const uintptr_t self = thread_pointer();
@@ -142,7 +144,7 @@ public:
     // thread, or memory ran out: then the caller uses the queue.
     MarkerLane* claim() noexcept;
 
-    // Whether lanes are on: false where the asymmetric fence is refused.
+    // Whether lanes are on: asked for, and the asymmetric fence works.
     bool enabled() const noexcept { return enabled_; }
     // Cells of each lane: how many markers a producer can push into its
     // lane before it must use the queue.

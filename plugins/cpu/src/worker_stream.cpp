@@ -62,9 +62,15 @@ thread_local const WorkerStream* t_current_stream = nullptr;
 
 bool WorkerStream::is_current_thread() const noexcept { return t_current_stream == this; }
 
-WorkerStream::WorkerStream(uint32_t index, std::size_t queue_capacity, const StampClock& clock,
+WorkerStream::WorkerStream(uint32_t index, std::size_t queue_capacity, bool lanes, const StampClock& clock,
                            CpuWindowTable& windows, CompletionSignal& completions, sdk::Host host)
-    : index_(index), clock_(clock), windows_(windows), completions_(completions), host_(host), queue_(queue_capacity), lanes_(queue_capacity)
+    : index_(index),
+      clock_(clock),
+      windows_(windows),
+      completions_(completions),
+      host_(host),
+      queue_(queue_capacity),
+      lanes_(queue_capacity, lanes)
 {
     deferred_ends_.reserve(kMarkersPerRun);
     thread_ = std::thread([this] { run(); });

@@ -58,8 +58,10 @@ namespace lapse::cpu {
 class WorkerStream {
 public:
     // Starts the worker thread. Throws when the thread cannot start.
-    WorkerStream(uint32_t index, std::size_t queue_capacity, const StampClock& clock, CpuWindowTable& windows, CompletionSignal& completions,
-                 sdk::Host host);
+    // `lanes`: markers go through each producer thread's own lane
+    // (MarkerLane) where the process allows it.
+    WorkerStream(uint32_t index, std::size_t queue_capacity, bool lanes, const StampClock& clock, CpuWindowTable& windows,
+                 CompletionSignal& completions, sdk::Host host);
     // Runs everything still queued, then joins.
     ~WorkerStream();
     WorkerStream(const WorkerStream&) = delete;
@@ -76,11 +78,15 @@ public:
 
     // [thread-safe] The window path's common case, split so that its caller
     // makes no call unless it must: lane() is the calling thread's lane
-    // (nullptr: it has none yet, or lanes are off; mark_* gives it one),
-    // try_mark_* queues the marker there when it has room (false: nothing
-    // queued, use mark_*), and needs_wake() says whether the worker
-    // announced it sleeps (then wake() it).
+    // (nullptr: lanes are off, or it has none yet and mark_* gives it one),
+    // try_mark_* queues the marker there, or try_queue_* in the queue where
+    // lanes are off, when there is room (false: nothing queued, use
+    // mark_*), and needs_wake() says whether the worker announced it sleeps
+    // (then wake() it).
     [[gnu::always_inline]] MarkerLane* lane() const noexcept { return lanes_.find(); }
+    bool lanes_enabled() const noexcept { return lanes_.enabled(); }
+    [[gnu::always_inline]] bool try_queue_start(uint64_t id) noexcept { return queue_.try_push_marker(MpscQueue::kStart, key_of(id)); }
+    [[gnu::always_inline]] bool try_queue_end(uint64_t id) noexcept { return queue_.try_push_marker(MpscQueue::kEnd, key_of(id)); }
     [[gnu::always_inline]] bool try_mark_start(MarkerLane& lane, uint64_t id) noexcept
     {
         return lane.try_push(MpscQueue::marker_cell(MpscQueue::kStart, key_of(id)), queue_.tail_position());
