@@ -205,10 +205,7 @@ lapse_status CpuDevice::profile_start(lapse_stream stream, lapse_token& token, l
     WorkerStream& s = *workers_[stream];
     if (!s.try_queue_start(id)) [[unlikely]]
         return start_queue_slow(stream, id, token, error);
-    token = lapse_token{id, stream, 0};
-    if (s.needs_wake()) [[unlikely]]
-        return wake_then_ok(s);
-    return LAPSE_OK;
+    return started(s, token, lapse_token{id, stream, 0});
 }
 
 lapse_status CpuDevice::start_in_lane(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
@@ -225,10 +222,7 @@ lapse_status CpuDevice::start_in_lane(lapse_stream stream, lapse_token& token, l
         return start_slow(stream, token, error);
     if (!s.try_mark_start(*lane, id)) [[unlikely]]
         return start_queue_slow(stream, id, token, error);
-    token = lapse_token{id, stream, 0};
-    if (s.needs_wake()) [[unlikely]]
-        return wake_then_ok(s);
-    return LAPSE_OK;
+    return started(s, token, lapse_token{id, stream, 0});
 }
 
 lapse_status CpuDevice::refuse_start(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept

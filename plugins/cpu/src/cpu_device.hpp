@@ -91,6 +91,14 @@ private:
     [[gnu::noinline]] lapse_status start_queue_slow(lapse_stream stream, uint64_t id, lapse_token& token,
                                                     lapse_error* error) noexcept;
     [[gnu::noinline]] static lapse_status wake_then_ok(WorkerStream& stream) noexcept;
+    // Both start paths' end: the token out, and the worker woken if it sleeps.
+    [[gnu::always_inline]] static lapse_status started(WorkerStream& stream, lapse_token& token, lapse_token opened) noexcept
+    {
+        token = opened;
+        if (stream.needs_wake()) [[unlikely]]
+            return wake_then_ok(stream);
+        return LAPSE_OK;
+    }
     // A resolver is about to wait: ends every worker's doze (WorkerStream::hurry).
     void hurry_workers() noexcept;
     // The window path with lanes on (Settings::lanes, where the process
