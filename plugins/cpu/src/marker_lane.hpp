@@ -26,7 +26,10 @@
 // thread pointer; a thread whose slot another thread holds, a full lane,
 // or a process where the asymmetric fence is refused, pushes through the
 // queue as before. The worker's sleep is announced with that fence, so a
-// producer checks for it with a plain load (WorkerStream).
+// producer checks for it with a plain load (WorkerStream). Lanes are a
+// device setting (`lanes`, off by default: plugins/cpu/README.md), and
+// not async-signal-safe: a signal handler pushing into the lane of the
+// thread it interrupted would break its one producer.
 #pragma once
 
 #include "cpu_window.hpp"
@@ -34,7 +37,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <mutex>
 
 namespace lapse::cpu {
@@ -114,7 +116,6 @@ private:
     std::atomic<uint64_t> last_epoch_{0};            // the epoch of the owner's last marker
     // The worker's line.
     alignas(64) std::atomic<uint64_t> head_{0};      // cells the worker took; release
-    uint64_t epoch_ = 0;                             // worker only: the epoch of the cells at head_
     uint64_t unwritten_seen_ = UINT64_MAX;           // worker only: tail_ at the last look that held back
 };
 
