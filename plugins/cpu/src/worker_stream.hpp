@@ -35,9 +35,9 @@
 // queued after it starts no sooner.
 #pragma once
 
+#include "asymmetric_fence.hpp"
 #include "completion_signal.hpp"
 #include "cpu_window.hpp"
-#include "asymmetric_fence.hpp"
 #include "doze_policy.hpp"
 #include "marker_lane.hpp"
 #include "mpsc_queue.hpp"
@@ -99,8 +99,8 @@ public:
     // pairs with light() here; after a queue push, the claim's seq_cst. So
     // either the worker saw the marker before it slept, or this sees it
     // sleeping. A worker dozing through a burst of markers is not woken by
-    // one more marker: its doze is timed to end before a lane or the
-    // queue fills (see run()).
+    // one more marker: its doze is timed to end before the queue fills
+    // (see run(); a lane that fills first sends its markers there).
     bool needs_wake() const noexcept
     {
         asymmetric_fence::light();
