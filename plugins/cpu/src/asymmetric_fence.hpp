@@ -29,7 +29,9 @@ bool available() noexcept;
 inline void light() noexcept { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
 // [the side that runs rarely] A full fence here and on every thread of the
-// process that runs now. Only after available() said true.
-void heavy() noexcept;
+// process that runs now, after available() said true. False when the
+// kernel refused it (then only this thread fenced): the caller must not
+// rely on the other side's light() this time.
+bool heavy() noexcept;
 
 }  // namespace lapse::cpu::asymmetric_fence

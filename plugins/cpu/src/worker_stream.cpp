@@ -51,6 +51,10 @@ constexpr uint32_t kYieldRounds = 16;
 // yielding on every look halved their throughput (docs/performance.md).
 constexpr uint32_t kPausesWhileHeld = 512;
 
+// The longest sleep of a worker whose asymmetric fence was refused
+// (asymmetric_fence::heavy).
+constexpr int64_t kUnfencedSleepNs = 1'000'000;
+
 // Markers stamped with one clock reading at most.
 constexpr uint32_t kMarkersPerRun = 256;
 
@@ -199,12 +203,18 @@ void WorkerStream::run() noexcept
         sleeping_.store(kAsleep, std::memory_order_seq_cst);
         // A producer pushing into its lane checks for the announcement
         // with a plain load (needs_wake()): this fence is both sides'.
-        if (lanes_.enabled()) asymmetric_fence::heavy();
+        const bool fenced = !lanes_.enabled() || asymmetric_fence::heavy();
         if (queue_.has_claims() || lanes_.has_cells() || stopping_.load(std::memory_order_seq_cst)) {
             sleeping_.store(kAwake, std::memory_order_relaxed);
             continue;  // a producer is writing its entry: keep spinning
         }
-        sdk::detail::futex_wait(sleeping_, kAsleep);
+        // Unfenced, a producer may have missed the announcement: the
+        // worker looks again after kUnfencedSleepNs, which bounds how late
+        // that producer's marker is stamped.
+        if (fenced)
+            sdk::detail::futex_wait(sleeping_, kAsleep);
+        else
+            sdk::detail::futex_wait_for(sleeping_, kAsleep, kUnfencedSleepNs);
         sleeping_.store(kAwake, std::memory_order_relaxed);
         idle = 0;
     }
