@@ -39,28 +39,12 @@
 //     lays it out). So end racing abandon, or two threads resolving one token, cannot both
 //     win, and the record is freed by whoever drops the last claim.
 //   * Two exceptions, for resolve's and the device side's sake: a closed
-//     record is taken and abandoned only under its shard's take lock
-//     (detail/take_lock.hpp), so a take frees one nobody holds any more
-//     with a plain store, not a CAS, and a device side that holds the lock
-//     (a ReleaseRun) drops a closed record's holds with one. A resolver
-//     taking into a batch takes the lock once per batch, a CPU worker once
-//     per run of markers: resolving or stamping a million windows costs a
-//     few thousand locked operations, not a million (a CAS waits for every
-//     store before it and for the line; docs/performance.md measured it at
-//     40 % of a compact resolve and 70 % of the CPU worker's time).
+//     record is taken and abandoned only under its shard's take lock, so
+//     a take frees it, and a device side holding the lock (a ReleaseRun)
+//     drops its holds, with a plain store, not a CAS
+//     (detail/take_lock.hpp says why and what it saves).
 //
-// Life of a record:
-//
-//     FREE --open(tag, holds)--> OPEN --close(+holds)--> CLOSED
-//                                  |                       | take(): holds == 0
-//                                  |                       v
-//                                  +--abandon--+         FREE (fate resolved)
-//                                              v
-//                    ABANDONED while holds > 0, FREE (fate forgotten) at 0
-//
-// With claims, OPEN and CLOSED also go to BUSY (claim) and back (publish),
-// or to FREE (free_claimed), or to ABANDONED with no holds, parked
-// (park), and from there to FREE (reclaim_parked).
+// Life of a record: detail/record_word.hpp draws it.
 //
 // The payload (the backend's stamps, events or query slots) is written only
 // by whoever has a right to it: the opener before it publishes the id, the
@@ -85,6 +69,7 @@
 #include <cstdint>
 #include <memory>
 
+#include <lapse/sdk/detail/free_batch.hpp>
 #include <lapse/sdk/detail/record_pool.hpp>
 #include <lapse/sdk/detail/record_word.hpp>
 #include <lapse/sdk/detail/take_lock.hpp>
@@ -116,28 +101,9 @@ public:
     static constexpr uint32_t max_chunks = Pool::max_chunks;
     static constexpr uint32_t max_shards = Pool::max_shards;
 
-    // Records a resolver freed, not yet back on a free list. Owned by one
-    // thread; flush() it before it goes out of scope (the destructor of a
-    // batch does not: it has no table). A batch taken into holds a shard's
-    // take lock until it flushes (every flush_every records, or when it
-    // takes from another shard), so flush it before anything that may wait,
-    // and take into one batch at a time, with no abandon() in between: the
-    // thread would wait for a lock it holds itself.
-    class FreeBatch {
-    public:
-        FreeBatch() = default;
-        FreeBatch(const FreeBatch&) = delete;
-        FreeBatch& operator=(const FreeBatch&) = delete;
-        uint32_t size() const noexcept { return count_; }
-
-    private:
-        friend class WindowTable;
-        uint32_t first_ = 0;  // index + 1 of the newest record, 0 = empty
-        uint32_t last_ = 0;   // index + 1 of the oldest
-        uint32_t count_ = 0;
-        uint32_t tag_ = 0;    // of the oldest: the batch goes to its shard
-        uint32_t locked_ = 0; // tag + 1 whose shard's take lock the batch holds, 0 = none
-    };
+    // Records a resolver freed, not yet back on a free list: take() into
+    // one, then flush() it (lapse/sdk/detail/free_batch.hpp says when).
+    using FreeBatch = detail::FreeBatch;
 
     // `shards`: free lists (one per stream is right), rounded up to a power
     // of two. `first_chunk`: records allocated up front, a power of two >=
@@ -181,40 +147,28 @@ public:
         return open_record(*r, index, tag, holds);
     }
 
-    // Free records kept by one thread for its own opens: a chain taken from
-    // its tag's free list a few dozen at a time (one CAS), so that opening
-    // a window from it is a plain load and store. Owned by one thread at a
-    // time; records in it are free but hidden from every other thread, so
-    // keep one per thread and tag, not one per window. A cache that is
-    // dropped strands its records until the table dies: keep it for the
-    // thread's life (a CPU plugin keeps it in the thread's marker lane).
-    class RecordCache {
-        friend class WindowTable;
-        std::atomic<uint32_t> head_{0};  // index + 1 of the next record, 0 = empty; atomic for a thread taking the cache over
-    };
-    static constexpr uint32_t cache_refill = 64;
-
-    // open() from `cache`, refilled from the tag's own list when empty
-    // (one CAS for up to cache_refill records), then from wherever open()
-    // looks. 0 as open().
+    // A thread's own free records (detail::RecordCache: keep one per
+    // thread and tag, for the thread's life). open() from it, refilled
+    // from the tag's own list when empty (one CAS for up to cache_refill
+    // records), then from wherever open() looks; try_open() from it alone
+    // (0 when empty): plain loads and stores, no call.
+    using RecordCache = detail::RecordCache;
+    static constexpr uint32_t cache_refill = Pool::cache_refill;
     Id open(RecordCache& cache, uint32_t tag, uint32_t holds) noexcept
     {
-        if (cache.head_.load(std::memory_order_relaxed) == 0)
-            cache.head_.store(pool_.take_chain(tag, cache_refill), std::memory_order_relaxed);
-        const Id id = try_open(cache, tag, holds);
-        return id != 0 ? id : open(tag, holds);
+        uint32_t index;
+        Record* r;
+        if (pool_.pop(cache, index, r) || (pool_.refill(cache, tag) && pool_.pop(cache, index, r)))
+            return open_record(*r, index, tag, holds);
+        return open(tag, holds);
     }
-
-    // open(cache, ...)'s common case alone: 0 when the cache is empty.
-    // Plain loads and stores, no call.
     [[gnu::always_inline]] Id try_open(RecordCache& cache, uint32_t tag, uint32_t holds) noexcept
     {
-        const uint32_t head = cache.head_.load(std::memory_order_relaxed);
-        if (head == 0) [[unlikely]]
+        uint32_t index;
+        Record* r;
+        if (!pool_.pop(cache, index, r)) [[unlikely]]
             return 0;
-        Record* r = pool_.record(head - 1);
-        cache.head_.store(r->next_free.load(std::memory_order_relaxed), std::memory_order_relaxed);
-        return open_record(*r, head - 1, tag, holds);
+        return open_record(*r, index, tag, holds);
     }
 
     // The payload of a record the caller has a right to (see above). The id

@@ -37,6 +37,21 @@
 
 namespace lapse::sdk::detail {
 
+// Free records one thread keeps for its own opens (WindowTable's
+// open(cache, ...)): a chain taken off a shard's list a few dozen at a time
+// with one CAS (RecordPool::refill), so that taking one is a plain load and
+// store. Records in it are free but hidden from every other thread: keep
+// one per thread and tag, not one per window, and for the thread's life
+// (one dropped strands its records until the pool dies; a CPU plugin keeps
+// it in the thread's marker lane). Owned by one thread at a time.
+class RecordCache {
+    template <class Record>
+    friend class RecordPool;
+    // index + 1 of the next record, 0 = empty. Atomic (relaxed) although
+    // one thread uses it: a thread may take the cache over from another.
+    std::atomic<uint32_t> head_{0};
+};
+
 template <class Record>
 class RecordPool {
 public:
@@ -103,32 +118,25 @@ public:
         }
     }
 
-    // Up to `max` free records from `tag`'s own list, taken with one CAS,
-    // as a chain linked through next_free (ending in 0): its first record's
-    // index + 1, or 0 when the list was empty. The chain is the caller's
-    // alone from then on (a RecordCache).
-    [[gnu::noinline]] uint32_t take_chain(uint32_t tag, uint32_t max) noexcept
+    // A record from `cache`, and its index; false when it is empty.
+    [[gnu::always_inline]] bool pop(RecordCache& cache, uint32_t& index, Record*& popped) noexcept
     {
-        std::atomic<uint64_t>& head = shards_[shard_of(tag)].head;
-        uint64_t h = head.load(std::memory_order_acquire);
-        while (static_cast<uint32_t>(h) != 0) {
-            // Walked before the CAS: a record popped meanwhile makes the
-            // ABA counter, and so the CAS, fail, and the walk is retried.
-            Record* last = record(static_cast<uint32_t>(h) - 1);
-            uint32_t next = last->next_free.load(std::memory_order_relaxed);
-            for (uint32_t n = 1; n < max && next != 0; ++n) {
-                Record* r = record(next - 1);
-                if (r == nullptr) break;  // a link read while being rewritten: the CAS fails
-                last = r;
-                next = r->next_free.load(std::memory_order_relaxed);
-            }
-            const uint64_t desired = (((h >> 32) + 1) << 32) | next;
-            if (head.compare_exchange_weak(h, desired, std::memory_order_acquire, std::memory_order_acquire)) {
-                last->next_free.store(0, std::memory_order_relaxed);
-                return static_cast<uint32_t>(h);
-            }
-        }
-        return 0;
+        const uint32_t head = cache.head_.load(std::memory_order_relaxed);
+        if (head == 0) [[unlikely]]
+            return false;
+        index = head - 1;
+        popped = record(index);
+        cache.head_.store(popped->next_free.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        return true;
+    }
+
+    // Fills an empty `cache` from `tag`'s own list; false when that list
+    // was empty.
+    static constexpr uint32_t cache_refill = 64;
+    bool refill(RecordCache& cache, uint32_t tag) noexcept
+    {
+        cache.head_.store(take_chain(tag, cache_refill), std::memory_order_relaxed);
+        return cache.head_.load(std::memory_order_relaxed) != 0;
     }
 
     // Pushes the chain first..last (linked through next_free, last's link
@@ -169,6 +177,33 @@ private:
     struct alignas(64) Shard {
         std::atomic<uint64_t> head{0};
     };
+
+    // Up to `max` free records from `tag`'s own list, taken with one CAS,
+    // as a chain linked through next_free (ending in 0): its first record's
+    // index + 1, or 0 when the list was empty.
+    [[gnu::noinline]] uint32_t take_chain(uint32_t tag, uint32_t max) noexcept
+    {
+        std::atomic<uint64_t>& head = shards_[shard_of(tag)].head;
+        uint64_t h = head.load(std::memory_order_acquire);
+        while (static_cast<uint32_t>(h) != 0) {
+            // Walked before the CAS: a record popped meanwhile makes the
+            // ABA counter, and so the CAS, fail, and the walk is retried.
+            Record* last = record(static_cast<uint32_t>(h) - 1);
+            uint32_t next = last->next_free.load(std::memory_order_relaxed);
+            for (uint32_t n = 1; n < max && next != 0; ++n) {
+                Record* r = record(next - 1);
+                if (r == nullptr) break;  // a link read while being rewritten: the CAS fails
+                last = r;
+                next = r->next_free.load(std::memory_order_relaxed);
+            }
+            const uint64_t desired = (((h >> 32) + 1) << 32) | next;
+            if (head.compare_exchange_weak(h, desired, std::memory_order_acquire, std::memory_order_acquire)) {
+                last->next_free.store(0, std::memory_order_relaxed);
+                return static_cast<uint32_t>(h);
+            }
+        }
+        return 0;
+    }
 
     Record* record_in_later_chunk(uint32_t index) const noexcept
     {

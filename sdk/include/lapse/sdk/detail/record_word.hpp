@@ -7,6 +7,19 @@
 //   bits 63..32 generation, 31..16 tag (the stream it was opened on),
 //   15..8 holds (references the device still has in flight: markers,
 //   events, queries), 7..4 fate of the previous life, 3..0 state.
+//
+// Life of a record:
+//
+//     FREE --open(tag, holds)--> OPEN --close(+holds)--> CLOSED
+//                                  |                       | take(): holds == 0
+//                                  |                       v
+//                                  +--abandon--+         FREE (fate resolved)
+//                                              v
+//                    ABANDONED while holds > 0, FREE (fate forgotten) at 0
+//
+// With claims, OPEN and CLOSED also go to BUSY (claim) and back (publish),
+// or to FREE (free_claimed), or to ABANDONED with no holds, parked
+// (park), and from there to FREE (reclaim_parked).
 #pragma once
 
 #include <lapse/sdk/window_check.hpp>
