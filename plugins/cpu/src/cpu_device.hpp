@@ -1,8 +1,8 @@
 // cpu plugin — the device: N worker streams, or inline execution.
 //
 // Stream mode: a window is a start marker and an end marker queued on its
-// stream, through the calling thread's lane (see WorkerStream, MarkerLane);
-// its record lives in the SDK's WindowTable
+// stream (with `lanes`, through the calling thread's lane: WorkerStream,
+// MarkerLane); its record lives in the SDK's WindowTable
 // (generation-tagged ids, one CAS per transition, no lock on the hot path).
 // Inline mode: work runs on the caller's thread at submit, and there is no
 // device clock, so profile_start answers LAPSE_NO_WINDOW and the host
@@ -85,7 +85,9 @@ private:
                              const StampClock::Conversion& conversion, lapse_error* error) noexcept;
     // The cold halves of profile_start / profile_end, out of line (and
     // reached by tail calls) so that the hot halves save no registers.
-    [[gnu::noinline, gnu::cold]] lapse_status refuse_start(lapse_stream stream, lapse_token& token,
+    // Not cold: with lanes on, every window passes through refuse_start /
+    // refuse_end on its way to the lane path.
+    [[gnu::noinline]] lapse_status refuse_start(lapse_stream stream, lapse_token& token,
                                                            lapse_error* error) noexcept;
     [[gnu::noinline]] lapse_status start_slow(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept;
     [[gnu::noinline]] lapse_status start_queue_slow(lapse_stream stream, uint64_t id, lapse_token& token,
@@ -106,7 +108,7 @@ private:
     // the queue's path, the default, pays nothing for it.
     [[gnu::noinline]] lapse_status start_in_lane(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept;
     [[gnu::noinline]] lapse_status end_in_lane(lapse_token token, lapse_error* error) noexcept;
-    [[gnu::noinline, gnu::cold]] lapse_status refuse_end(lapse_token token, lapse_error* error) noexcept;
+    [[gnu::noinline]] lapse_status refuse_end(lapse_token token, lapse_error* error) noexcept;
     [[gnu::noinline]] lapse_status end_slow(lapse_token token, lapse_error* error) noexcept;
     [[gnu::noinline]] lapse_status end_queue_slow(lapse_token token, lapse_error* error) noexcept;
     [[gnu::noinline, gnu::cold]] lapse_status end_out_of_memory(lapse_token token, lapse_error* error) noexcept;

@@ -147,9 +147,6 @@ public:
 
     // Whether lanes are on: asked for, and the asymmetric fence works.
     bool enabled() const noexcept { return enabled_; }
-    // Cells of each lane: how many markers a producer can push into its
-    // lane before it must use the queue.
-    std::size_t lane_capacity() const noexcept { return lane_capacity_; }
 
     // [worker] Takes ready markers from every lane (MarkerLane::take), at
     // most `max` in all.
