@@ -108,8 +108,9 @@ CpuDevice::CpuDevice(sdk::Host host, const Settings& settings)
         for (uint32_t i = 0; i < settings_.streams; ++i) workers_[i] = streams_[i].get();
         // With lanes, every window leaves the queue's path by its first
         // comparison (refuse_start / refuse_end send it to the lanes').
-        lanes_ = workers_[0]->lanes_enabled();
-        queue_path_streams_ = lanes_ ? 0 : settings_.streams;
+        const bool lanes = workers_[0]->lanes_enabled();
+        queue_path_streams_ = lanes ? 0 : settings_.streams;
+        lane_path_streams_ = lanes ? settings_.streams : 0;
     }
 }
 
@@ -227,10 +228,11 @@ lapse_status CpuDevice::start_in_lane(lapse_stream stream, lapse_token& token, l
 
 lapse_status CpuDevice::refuse_start(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
 {
+    if (stream < lane_path_streams_) [[likely]]
+        return start_in_lane(stream, token, error);
     if (stream >= settings_.streams)
         return sdk::failf(error, LAPSE_ERROR_INVALID_ARGUMENT,
                           "profile_start: stream %u does not exist (the device has %u)", stream, settings_.streams);
-    if (lanes_) return start_in_lane(stream, token, error);
     token = lapse_token{0, stream, 0};
     return LAPSE_NO_WINDOW;  // inline mode
 }
@@ -339,7 +341,8 @@ lapse_status CpuDevice::end_queue_slow(lapse_token token, lapse_error* error) no
 
 lapse_status CpuDevice::refuse_end(lapse_token token, lapse_error* error) noexcept
 {
-    if (lanes_ && token.opened_on < settings_.streams) return end_in_lane(token, error);
+    if (token.opened_on < lane_path_streams_) [[likely]]
+        return end_in_lane(token, error);
     if (settings_.mode == Mode::inline_)
         return sdk::failf(error, LAPSE_ERROR_INVALID_TOKEN,
                           "profile_end: token %" PRIu64 ": this device runs inline and opens no windows", token.id);

@@ -127,7 +127,10 @@ private:
     // lanes out of line), and each one's worker (one load, no vector in
     // between).
     uint32_t queue_path_streams_ = 0;
-    bool lanes_ = false;  // windows go through each thread's lane (Settings::lanes)
+    // The streams whose windows take the lane path (all of them with lanes
+    // on, else 0): refuse_start / refuse_end send them on with one
+    // comparison.
+    uint32_t lane_path_streams_ = 0;
     WorkerStream* workers_[max_streams] = {};
     // Stamps are converted to CLOCK_MONOTONIC at resolve, as resolve does.
     const lapse_resolve_compact compact_ =

@@ -19,7 +19,8 @@ MarkerLane::MarkerLane(uintptr_t owner, std::size_t capacity)
     : owner_(owner),
       capacity_(cells_for(capacity)),
       mask_(capacity_ - 1),
-      cells_(static_cast<std::atomic<uint32_t>*>(::operator new(capacity_ * sizeof(uint32_t), std::align_val_t{64})))
+      cells_(static_cast<std::atomic<uint32_t>*>(::operator new(capacity_ * sizeof(uint32_t), std::align_val_t{64}))),
+      room_end_(capacity_)
 {
     for (uint64_t i = 0; i < capacity_; ++i) new (&cells_[i]) std::atomic<uint32_t>(0);
 }

@@ -64,10 +64,10 @@ public:
         uint64_t t = tail_.load(std::memory_order_relaxed);
         const bool new_epoch = epoch != last_epoch_.load(std::memory_order_relaxed);
         const uint64_t need = new_epoch ? 1 + kEpochCells : 1;
-        if (t + need - head_seen_.load(std::memory_order_relaxed) > capacity_) [[unlikely]] {
+        if (t + need > room_end_.load(std::memory_order_relaxed)) [[unlikely]] {
             // Acquire: the worker has read the cells it says it is past.
-            head_seen_.store(head_.load(std::memory_order_acquire), std::memory_order_relaxed);
-            if (t + need - head_seen_.load(std::memory_order_relaxed) > capacity_) return false;
+            room_end_.store(head_.load(std::memory_order_acquire) + capacity_, std::memory_order_relaxed);
+            if (t + need > room_end_.load(std::memory_order_relaxed)) return false;
         }
         if (new_epoch) [[unlikely]] {
             cells_[t & mask_].store(kEpochTag, std::memory_order_relaxed);
@@ -112,7 +112,7 @@ private:
     // The owner's line. Atomics (relaxed) although one thread writes them:
     // the next thread given the same thread pointer takes them over.
     alignas(64) std::atomic<uint64_t> tail_{0};      // cells written; release
-    std::atomic<uint64_t> head_seen_{0};             // head_ as the owner last read it
+    std::atomic<uint64_t> room_end_;                 // head_ as the owner last read it, plus capacity_
     std::atomic<uint64_t> last_epoch_{0};            // the epoch of the owner's last marker
     // The worker's line.
     alignas(64) std::atomic<uint64_t> head_{0};      // cells the worker took; release
