@@ -63,6 +63,7 @@ public:
     RecordPool(uint32_t shards, uint32_t first_chunk, uint32_t max_records)
         : shard_count_(std::bit_ceil(std::clamp<uint32_t>(shards, 1, max_shards))),
           chunk_shift_(static_cast<uint32_t>(std::countr_zero(std::bit_ceil(std::max<uint32_t>(first_chunk, 16))))),
+          first_chunk_records_(uint32_t{1} << chunk_shift_),
           max_records_(max_records == 0 ? UINT32_MAX : max_records),
           shards_(shard_count_)
     {
@@ -88,7 +89,7 @@ public:
         // The first chunk (the records a table is sized with) is where
         // nearly every window lives: one load, no chunk arithmetic. It
         // always exists (the constructor allocates it).
-        if ((index >> chunk_shift_) == 0) [[likely]] {
+        if (index < first_chunk_records_) [[likely]] {
             Record* first_chunk = chunks_[0].load(std::memory_order_relaxed);
             if (first_chunk == nullptr) __builtin_unreachable();  // so a caller's null test folds away
             return first_chunk + index;
@@ -278,6 +279,7 @@ private:
 
     const uint32_t shard_count_;
     const uint32_t chunk_shift_;
+    const uint32_t first_chunk_records_;  // 1 << chunk_shift_: record()'s one comparison
     const uint64_t max_records_;
     std::vector<Shard> shards_;
     Shard parked_;  // records WindowTable::park() left for reclaim_parked()
