@@ -31,6 +31,44 @@ std::vector<uint32_t> take_all(MarkerLane& lane, uint64_t position, bool spare =
     return out;
 }
 
+// Runs body(0) .. body(count - 1), each on a thread of its own whose lane
+// slot (MarkerLanes::slot_of) differs from the others' and from the calling
+// thread's, so that each can have a lane. Candidates are started together
+// and kept alive until chosen (a joined thread's control block, and so its
+// thread pointer, is often the next thread's); those not chosen leave.
+// Returns how many ran (count: 32 candidates in 64 slots are never short
+// in practice).
+template <class Body>
+uint32_t on_threads_with_own_slots(uint32_t count, Body body)
+{
+    constexpr uint32_t kCandidates = 32;
+    constexpr int kUndecided = -1, kLeave = -2;
+    std::vector<std::atomic<uint32_t>> slots(kCandidates);
+    std::vector<std::atomic<int>> roles(kCandidates);
+    for (uint32_t c = 0; c < kCandidates; ++c) {
+        slots[c].store(MarkerLanes::kSlots);
+        roles[c].store(kUndecided);
+    }
+    std::vector<std::thread> candidates;
+    for (uint32_t c = 0; c < kCandidates; ++c)
+        candidates.emplace_back([&, c] {
+            slots[c].store(MarkerLanes::slot_of(MarkerLanes::thread_pointer()));
+            int role;
+            while ((role = roles[c].load()) == kUndecided) std::this_thread::yield();
+            if (role >= 0) body(static_cast<uint32_t>(role));
+        });
+    std::set<uint32_t> taken{MarkerLanes::slot_of(MarkerLanes::thread_pointer())};
+    uint32_t chosen = 0;
+    for (uint32_t c = 0; c < kCandidates; ++c) {
+        uint32_t slot;
+        while ((slot = slots[c].load()) == MarkerLanes::kSlots) std::this_thread::yield();
+        const bool choose = chosen < count && taken.insert(slot).second;
+        roles[c].store(choose ? static_cast<int>(chosen++) : kLeave);
+    }
+    for (auto& t : candidates) t.join();
+    return chosen;
+}
+
 }  // namespace
 
 TEST_CASE("a lane hands its markers back in the order they were pushed", "[lane]")
@@ -106,10 +144,35 @@ TEST_CASE("each thread finds its own lane, made on its first claim", "[lane]")
     REQUIRE(mine != nullptr);
     CHECK(lanes.find() == mine);
     CHECK(lanes.claim() == mine);
-    MarkerLane* theirs = nullptr;
-    std::thread([&] { theirs = lanes.claim(); }).join();
-    CHECK(theirs != mine);  // nullptr when its slot is this thread's: then it uses the queue
-    CHECK(lanes.cells_allocated() == (theirs != nullptr ? 512u : 256u));
+    std::vector<MarkerLane*> theirs(1, nullptr);
+    std::vector<MarkerLane*> found(1, nullptr);
+    REQUIRE(on_threads_with_own_slots(1, [&](uint32_t i) {
+        theirs[i] = lanes.claim();
+        found[i] = lanes.find();
+    }) == 1);
+    REQUIRE(theirs[0] != nullptr);
+    CHECK(theirs[0] != mine);
+    CHECK(found[0] == theirs[0]);
+    CHECK(lanes.find() == mine);
+    CHECK(lanes.cells_allocated() == 512u);
+}
+
+TEST_CASE("a thread whose lane slot another thread holds gets no lane, and the holder keeps its own", "[lane]")
+{
+    MarkerLanes lanes(256, true);
+    if (!lanes.enabled()) {
+        CHECK(lanes.claim() == nullptr);
+        return;
+    }
+    const uintptr_t first = 0x7f0000001000;
+    uintptr_t second = first + 0x1000;
+    while (MarkerLanes::slot_of(second) != MarkerLanes::slot_of(first)) second += 0x1000;
+    MarkerLane* held = lanes.claim_for(first);
+    REQUIRE(held != nullptr);
+    CHECK(held->owner() == first);
+    CHECK(lanes.claim_for(second) == nullptr);  // it pushes through the queue instead
+    CHECK(lanes.claim_for(first) == held);
+    CHECK(lanes.cells_allocated() == 256u);
 }
 
 TEST_CASE("lanes of four producers: the worker takes every marker once, each lane's in its own order", "[lane][threads]")
@@ -121,39 +184,47 @@ TEST_CASE("lanes of four producers: the worker takes every marker once, each lan
     }
     constexpr uint32_t kProducers = 4;
     constexpr uint32_t kEach = 20000;
-    std::atomic<uint32_t> done{0};
-    std::vector<std::thread> producers;
-    for (uint32_t p = 0; p < kProducers; ++p)
-        producers.emplace_back([&, p] {
+    std::atomic<bool> done{false};
+    std::atomic<uint32_t> without_lane{0};
+    std::atomic<uint32_t> ran{0};
+    // The producers run on threads of their own while this one takes.
+    std::thread producers([&] {
+        ran = on_threads_with_own_slots(kProducers, [&](uint32_t p) {
             MarkerLane* lane = lanes.claim();
-            for (uint32_t i = 0; i < kEach; ++i) {
-                const uint32_t cell = start_cell(p * kEach + i + 1);
-                while (lane == nullptr || !lane->try_push(cell, 0)) {
-                    if (lane == nullptr) break;  // its slot is another's: nothing to test for it
-                    std::this_thread::yield();
-                }
+            if (lane == nullptr) {
+                without_lane.fetch_add(1);
+            } else {
+                for (uint32_t i = 0; i < kEach; ++i)
+                    while (!lane->try_push(start_cell(p * kEach + i + 1), 0)) std::this_thread::yield();
             }
-            done.fetch_add(1);
         });
+        done = true;  // every producer has pushed all it will
+    });
     std::vector<uint32_t> last(kProducers, 0);
     uint64_t taken = 0;
     bool in_order = true;
     std::vector<uint32_t> out(512);
     for (;;) {
-        const bool finished = done.load() == kProducers;
+        const bool finished = done.load();
         bool held = false;
         const uint32_t n = lanes.take(out.data(), static_cast<uint32_t>(out.size()), 0, false, held);
         for (uint32_t i = 0; i < n; ++i) {
             const uint32_t key = MpscQueue::marker_key(out[i]) - 1;
             const uint32_t p = key / kEach;
+            if (p >= kProducers) {  // not a key any producer pushed
+                in_order = false;
+                continue;
+            }
             if (key % kEach + 1 <= last[p] && last[p] != 0) in_order = false;
             last[p] = key % kEach + 1;
         }
         taken += n;
         if (n == 0 && finished) break;
     }
-    for (auto& t : producers) t.join();
+    producers.join();
+    REQUIRE(ran.load() == kProducers);
+    CHECK(without_lane.load() == 0);
     CHECK(in_order);
-    CHECK(taken % kEach == 0);
-    CHECK(taken >= kEach);
+    CHECK(taken == uint64_t{kProducers} * kEach);
+    for (uint32_t p = 0; p < kProducers; ++p) CHECK(last[p] == kEach);
 }

@@ -86,10 +86,9 @@ MarkerLanes::~MarkerLanes()
     for (uint32_t i = 0; i < count; ++i) delete made_[i].load(std::memory_order_relaxed);
 }
 
-MarkerLane* MarkerLanes::claim() noexcept
+MarkerLane* MarkerLanes::claim_for(uintptr_t self) noexcept
 {
     if (!enabled_) return nullptr;
-    const uintptr_t self = thread_pointer();
     std::atomic<MarkerLane*>& slot = slots_[slot_of(self)];
     // A slot another thread holds stays its: no lock for finding that out.
     if (MarkerLane* lane = slot.load(std::memory_order_acquire)) return lane->owner() == self ? lane : nullptr;

@@ -143,7 +143,19 @@ public:
     // [any thread] The calling thread's lane, made on its first call; nullptr
     // when lanes are off in this process, its slot belongs to another
     // thread, or memory ran out: then the caller uses the queue.
-    MarkerLane* claim() noexcept;
+    MarkerLane* claim() noexcept { return claim_for(thread_pointer()); }
+    // claim() for the thread whose thread pointer is `owner`: the calling
+    // thread's own in the plugin; a test names others, to place two
+    // threads in one slot (slot_of).
+    MarkerLane* claim_for(uintptr_t owner) noexcept;
+
+    // The slot a thread pointer's lane takes: one of kSlots.
+    static uint32_t slot_of(uintptr_t owner) noexcept
+    {
+        return static_cast<uint32_t>((static_cast<uint64_t>(owner) * 0x9E3779B97F4A7C15ull) >> 58);
+    }
+    static_assert(kSlots == 64, "slot_of() keeps 6 bits");
+    static uintptr_t thread_pointer() noexcept { return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()); }
 
     // Whether lanes are on: asked for, and the asymmetric fence works.
     bool enabled() const noexcept { return enabled_; }
@@ -160,13 +172,6 @@ public:
     std::size_t cells_allocated() const noexcept { return cells_allocated_.load(std::memory_order_relaxed); }
 
 private:
-    static uintptr_t thread_pointer() noexcept { return reinterpret_cast<uintptr_t>(__builtin_thread_pointer()); }
-    static uint32_t slot_of(uintptr_t self) noexcept
-    {
-        return static_cast<uint32_t>((static_cast<uint64_t>(self) * 0x9E3779B97F4A7C15ull) >> 58);
-    }
-    static_assert(kSlots == 64, "slot_of() keeps 6 bits");
-
     const std::size_t lane_capacity_;
     const bool enabled_;
     std::atomic<MarkerLane*> slots_[kSlots] = {};
