@@ -205,10 +205,10 @@ public:
         uint64_t w = r->word.load(std::memory_order_acquire);
         // One comparison: the live record of `id`, open on `tag`, whatever
         // it holds (fate bits are 0 while a record lives).
-        constexpr uint64_t kHoldsMask = uint64_t{max_holds} << 8;
+        constexpr uint64_t kHoldsMask = holds_field(max_holds);
         return (w & ~kHoldsMask) == pack(generation_of(id), tag, 0, kOpen) && tag <= max_tag &&
                holds_of(w) + add_holds <= max_holds &&
-               r->word.compare_exchange_strong(w, (w + (static_cast<uint64_t>(add_holds) << 8)) - kOpen + kClosed,
+               r->word.compare_exchange_strong(w, (w + holds_field(add_holds)) - kOpen + kClosed,
                                                std::memory_order_acq_rel, std::memory_order_acquire);
     }
 
@@ -219,7 +219,7 @@ public:
     void release(Id id, uint32_t count = 1) noexcept
     {
         Record* r = pool_.record(index_of(id));
-        const uint64_t dropped = static_cast<uint64_t>(count) << 8;
+        const uint64_t dropped = holds_field(count);
         uint64_t old = r->word.fetch_sub(dropped, std::memory_order_seq_cst);
         if (holds_of(old) == count && state_of(old) == kAbandoned) free_record(*r, index_of(id), old - dropped, kFateForgotten);
     }
@@ -257,7 +257,7 @@ public:
         Record* r = pool_.record(index_of(id));
         const uint64_t w = r->word.load(std::memory_order_relaxed);
         if (run.locked_ && state_of(w) == kClosed && pool_.shard_of(tag_of(w)) == run.shard_) [[likely]]
-            r->word.store(w - (static_cast<uint64_t>(count) << 8), std::memory_order_release);
+            r->word.store(w - holds_field(count), std::memory_order_release);
         else
             release_outside_run(id, count);
     }

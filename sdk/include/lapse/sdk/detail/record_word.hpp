@@ -31,6 +31,10 @@ namespace lapse::sdk::detail {
 struct RecordWord {
     static constexpr uint32_t max_tag = 0xFFFF;
     static constexpr uint32_t max_holds = 0xFF;
+    // Holds sit in bits 8..15: `holds` of them as a word's field, so that
+    // adding or dropping some is one add or subtract on the word.
+    static constexpr unsigned kHoldsShift = 8;
+    static constexpr uint64_t holds_field(uint32_t holds) noexcept { return static_cast<uint64_t>(holds) << kHoldsShift; }
 
     // BUSY: claimed (WindowTable::claim). An ABANDONED record with no holds
     // is a parked one. RETIRED: its generation would wrap; never reused.
@@ -44,11 +48,11 @@ struct RecordWord {
     static uint64_t pack(uint32_t gen, uint32_t tag, uint32_t holds, uint64_t state, uint64_t fate = 0) noexcept
     {
         return (static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(tag & max_tag) << 16) |
-               (static_cast<uint64_t>(holds & max_holds) << 8) | (fate << 4) | state;
+               holds_field(holds & max_holds) | (fate << 4) | state;
     }
     static uint32_t gen_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 32); }
     static uint32_t tag_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 16) & max_tag; }
-    static uint32_t holds_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> 8) & max_holds; }
+    static uint32_t holds_of(uint64_t w) noexcept { return static_cast<uint32_t>(w >> kHoldsShift) & max_holds; }
     static uint64_t state_of(uint64_t w) noexcept { return w & kStateMask; }
     static uint64_t fate_of(uint64_t w) noexcept { return (w >> 4) & kFateMask; }
 
