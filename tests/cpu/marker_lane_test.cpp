@@ -144,15 +144,15 @@ TEST_CASE("each thread finds its own lane, made on its first claim", "[lane]")
     REQUIRE(mine != nullptr);
     CHECK(lanes.find() == mine);
     CHECK(lanes.claim() == mine);
-    std::vector<MarkerLane*> theirs(1, nullptr);
-    std::vector<MarkerLane*> found(1, nullptr);
-    REQUIRE(on_threads_with_own_slots(1, [&](uint32_t i) {
-        theirs[i] = lanes.claim();
-        found[i] = lanes.find();
+    MarkerLane* theirs = nullptr;
+    MarkerLane* found = nullptr;
+    REQUIRE(on_threads_with_own_slots(1, [&](uint32_t) {
+        theirs = lanes.claim();
+        found = lanes.find();
     }) == 1);
-    REQUIRE(theirs[0] != nullptr);
-    CHECK(theirs[0] != mine);
-    CHECK(found[0] == theirs[0]);
+    REQUIRE(theirs != nullptr);
+    CHECK(theirs != mine);
+    CHECK(found == theirs);
     CHECK(lanes.find() == mine);
     CHECK(lanes.cells_allocated() == 512u);
 }
