@@ -55,10 +55,15 @@ enum NoteClaim : uint32_t { note_unshared = 0, note_pending = 1, note_busy = 2, 
 
 // What a window carries besides its token: only allocated for a named
 // window (for the session and capture) or one that failed (for its message).
-// Kept to three cache lines' worth: a named window's caller writes all of
-// it after another core did (the collector, or the thread that dropped its
-// Duration), so every line of it is one that moves between cores.
-struct WindowNote {
+// Three cache lines, aligned to them: a named window's caller writes it
+// after another core did (the collector, or the thread that dropped its
+// Duration), so each line it writes is one that moves between cores. What
+// the caller writes at every named window sits in the first two (kHotBytes,
+// the lines take_note fetches ahead); the result the resolver publishes and
+// the long name's string sit in the third, which a named window's caller
+// does not touch.
+struct alignas(64) WindowNote {
+    // --- Line 0: the name, and what closing a window writes.
     // A name copied into the note (make_name_note, in
     // capture/thread_recording.cpp): one of up to
     // kShortName bytes, most names, sits in short_name (no heap, and copied
@@ -68,33 +73,40 @@ struct WindowNote {
     static constexpr std::size_t kShortName = 24;
     char short_name[kShortName];
     uint32_t name_size = 0;
-    std::string long_name;
-    const InternedName* interned = nullptr;  // a lapse::Name's entry, or null
-    uint64_t thread = 0;
-    // Why the window failed or was not measured (set_message); null for
-    // nearly every window, so it takes a word of the note, not a string.
-    std::unique_ptr<std::string> message;
-
+    Stream stream = 0;
+    TokenWords token{};
     // Recording (see NoteClaim); unused while unshared.
     std::atomic<uint32_t> refs{1};
     std::atomic<uint32_t> claim{note_unshared};
+    uint32_t cost = 0;    // bytes counted against the capture's budget
+    uint32_t source = 0;  // the device's id in the capture
+
+    // --- Line 1: who, where to, and the rest of the result.
+    uint64_t thread = 0;
+    uint64_t close_thread = 0;
     DeviceCore* device = nullptr;
     NoteChannel* channel = nullptr;  // the closing thread's link to the capture
-    TokenWords token{};
-    Stream stream = 0;
-    uint32_t source = 0;          // the device's id in the capture
-    uint64_t close_thread = 0;
-    uint32_t cost = 0;            // bytes counted against the capture's budget
-    // The final result, written by the claimant before it publishes.
-    DurationState state = DurationState::not_measured;
-    TimingMethod method = TimingMethod::none;
-    ClockDomain domain = ClockDomain::none;
-    int64_t start_ns = 0, end_ns = 0;
+    const InternedName* interned = nullptr;  // a lapse::Name's entry, or null
+    // Why the window failed or was not measured (set_message); null for
+    // nearly every window, so it takes a word of the note, not a string.
+    std::unique_ptr<std::string> message;
+    // The final result, written by the claimant before it publishes (here
+    // and in line 2).
     lapse_status failure = LAPSE_OK;
     uint32_t flags = 0;       // LAPSE_DURATION_* of a ready window
     uint32_t queued_ops = 0;  // with LAPSE_DURATION_WORK_QUEUED
+    DurationState state = DurationState::not_measured;
+
+    // --- Line 2: the long name's string and the stamps.
+    std::string long_name;
+    int64_t start_ns = 0, end_ns = 0;
+    TimingMethod method = TimingMethod::none;
+    ClockDomain domain = ClockDomain::none;
+
+    // The bytes a named window's caller writes (lines 0 and 1).
+    static constexpr std::size_t kHotBytes = 128;
 };
-static_assert(sizeof(WindowNote) <= 192, "a note is at most three cache lines' worth");
+static_assert(sizeof(WindowNote) == 192 && alignof(WindowNote) == 64, "a note is three cache lines, aligned to them");
 
 inline std::string_view message_of(const WindowNote& n) noexcept
 {

@@ -76,13 +76,13 @@ constexpr std::size_t kPrefetchAhead = 3;
 
 // A note given back was last written by another core (the collector's, or
 // whichever thread dropped the Duration), and the window that takes it
-// writes all of it: its lines are fetched now, for the next window, while
-// this one goes on.
+// writes its first lines (WindowNote::kHotBytes): those are fetched now,
+// for the next window, while this one goes on.
 [[gnu::always_inline]] inline void prefetch_for_writing(const WindowNote* note) noexcept
 {
     if (note == nullptr) return;
     const char* p = reinterpret_cast<const char*>(note);
-    for (std::size_t line = 0; line < sizeof(WindowNote); line += 64) __builtin_prefetch(p + line, 1);
+    for (std::size_t line = 0; line < WindowNote::kHotBytes; line += 64) __builtin_prefetch(p + line, 1);
 }
 
 // A new note, for a thread with no spare one (or no recording state):
