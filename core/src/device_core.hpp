@@ -21,6 +21,7 @@
 #include <lapse/resolve_compact.h>
 
 #include <atomic>
+#include <cstddef>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -107,6 +108,8 @@ struct alignas(64) WindowNote {
     static constexpr std::size_t kHotBytes = 128;
 };
 static_assert(sizeof(WindowNote) == 192 && alignof(WindowNote) == 64, "a note is three cache lines, aligned to them");
+static_assert(offsetof(WindowNote, long_name) == WindowNote::kHotBytes,
+              "what a named window's caller writes ends where line 2 starts");
 
 inline std::string_view message_of(const WindowNote& n) noexcept
 {

@@ -136,8 +136,9 @@ public:
     static constexpr uint32_t cache_refill = 64;
     bool refill(RecordCache& cache, uint32_t tag) noexcept
     {
-        cache.head_.store(take_chain(tag, cache_refill), std::memory_order_relaxed);
-        return cache.head_.load(std::memory_order_relaxed) != 0;
+        const uint32_t head = take_chain(tag, cache_refill);
+        cache.head_.store(head, std::memory_order_relaxed);
+        return head != 0;
     }
 
     // Pushes the chain first..last (linked through next_free, last's link
