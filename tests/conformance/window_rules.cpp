@@ -260,9 +260,10 @@ TEST_CASE("a window around ~20 ms of work on the stream reads it within 5%", "[r
     // Warm the stream up first (threads, pages, caches).
     lapse::Duration warm = d.profile(s, [&] { busy(d, s, 2 * ms); }, flushed);
     must_resolve(warm, "warm-up");
-    // On a device clock the window rightly holds the stream's hand-offs
-    // around host work (a worker woken when the stream reaches it, the
-    // stream woken when it ends). A loaded 2-core machine, a sanitizer build
+    // Where a device runs host work on a thread of its own (Vulkan's
+    // submit = "host"), the window rightly holds the hand-offs around it
+    // (that thread woken when the device reaches the work, the device's
+    // queue woken when it ends). A loaded 2-core machine, a sanitizer build
     // beside another backend's suite above all, can delay those by
     // milliseconds for a few attempts in a row, so one attempt of up to ten
     // must agree, as in the backends' own accuracy tests. A backend that
