@@ -216,12 +216,16 @@ lapse_status CpuDevice::start_in_lane(lapse_stream stream, lapse_token& token, l
     // the stream goes the slow way, which gives it its lane.
     WorkerStream& s = *workers_[stream];
     MarkerLane* lane = s.lane();
-    if (lane == nullptr) [[unlikely]]
+    if (lane == nullptr || !lane->enter()) [[unlikely]]
         return start_slow(stream, token, error);
     const uint64_t id = windows_.try_open(lane->records, stream, 1);  // one hold, as above
-    if (id == 0) [[unlikely]]
+    if (id == 0) [[unlikely]] {
+        lane->leave();
         return start_slow(stream, token, error);
-    if (!s.try_mark_start(*lane, id)) [[unlikely]]
+    }
+    const bool marked = s.try_mark_start(*lane, id);
+    lane->leave();
+    if (!marked) [[unlikely]]
         return start_queue_slow(stream, id, token, error);
     return started(s, token, lapse_token{id, stream, 0});
 }
@@ -242,8 +246,16 @@ lapse_status CpuDevice::start_slow(lapse_stream stream, lapse_token& token, laps
     // No lane yet (its first window on this stream: mark_start() makes
     // one) or none at all (lanes are off), or the thread's cache and the
     // stream's free list are empty: the table looks further, or grows.
+    // A signal handler that interrupted this thread inside its lane
+    // (MarkerLane::enter) takes from the stream's free list.
     MarkerLane* lane = streams_[stream]->lane();
-    const uint64_t id = lane != nullptr ? windows_.open(lane->records, stream, 1) : windows_.open(stream, 1);
+    uint64_t id = 0;
+    if (lane != nullptr && lane->enter()) {
+        id = windows_.open(lane->records, stream, 1);
+        lane->leave();
+    } else {
+        id = windows_.open(stream, 1);
+    }
     if (id == 0)
         return sdk::failf(error, LAPSE_ERROR_OUT_OF_MEMORY, "profile_start: stream %u: out of memory for window records (or %u windows already live, the most a queue marker can name)",
                           stream, WorkerStream::max_windows);
@@ -318,7 +330,14 @@ lapse_status CpuDevice::end_in_lane(lapse_token token, lapse_error* error) noexc
     // queue takes its marker (the worker stamps it after the start).
     WorkerStream& s = *workers_[token.opened_on];
     MarkerLane* lane = s.lane();
-    if (!(lane != nullptr ? s.try_mark_end(*lane, token.id) : s.try_queue_end(token.id))) [[unlikely]]
+    bool marked;
+    if (lane != nullptr && lane->enter()) [[likely]] {
+        marked = s.try_mark_end(*lane, token.id);
+        lane->leave();
+    } else {
+        marked = s.try_queue_end(token.id);
+    }
+    if (!marked) [[unlikely]]
         return end_queue_slow(token, error);
     if (s.needs_wake()) [[unlikely]]
         return wake_then_ok(s);

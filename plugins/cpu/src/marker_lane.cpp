@@ -7,6 +7,9 @@
 #include <bit>
 #include <new>
 
+#include <pthread.h>
+#include <signal.h>
+
 namespace lapse::cpu {
 
 static_assert(MpscQueue::marker_kind(MpscQueue::marker_cell(MpscQueue::kStart, 1)) != MarkerLane::kEpochTag &&
@@ -92,6 +95,19 @@ MarkerLane* MarkerLanes::claim_for(uintptr_t self) noexcept
     std::atomic<MarkerLane*>& slot = slots_[slot_of(self)];
     // A slot another thread holds stays its: no lock for finding that out.
     if (MarkerLane* lane = slot.load(std::memory_order_acquire)) return lane->owner() == self ? lane : nullptr;
+    // Once a thread and stream: no signal handler on this thread runs
+    // while it holds the mutex, which a window opened in the handler would
+    // wait for for ever.
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &before);
+    MarkerLane* lane = make_for(self, slot);
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    return lane;
+}
+
+MarkerLane* MarkerLanes::make_for(uintptr_t self, std::atomic<MarkerLane*>& slot) noexcept
+{
     std::lock_guard<std::mutex> lock(claim_mutex_);
     if (MarkerLane* lane = slot.load(std::memory_order_relaxed)) return lane->owner() == self ? lane : nullptr;
     MarkerLane* lane = nullptr;

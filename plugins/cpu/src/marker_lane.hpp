@@ -27,9 +27,11 @@
 // or a process where the asymmetric fence is refused, pushes through the
 // queue as before. The worker's sleep is announced with that fence, so a
 // producer checks for it with a plain load (WorkerStream). Lanes are a
-// device setting (`lanes`, off by default: plugins/cpu/README.md), and
-// not async-signal-safe: a signal handler pushing into the lane of the
-// thread it interrupted would break its one producer.
+// device setting (`lanes`, off by default: plugins/cpu/README.md). A
+// signal handler that opens or closes a window while the thread it
+// interrupted is inside its lane would break the lane's one producer: the
+// owner marks itself inside (enter(), leave()), and a handler that finds
+// it so uses the queue.
 #pragma once
 
 #include "cpu_window.hpp"
@@ -55,6 +57,26 @@ public:
 
     // [the owner thread] Its free records on this lane's stream.
     CpuWindowTable::RecordCache records;
+
+    // [the owner thread] The lane and its records are one thread's, which
+    // re-enters the window path only from a signal handler that interrupts
+    // it there. enter() marks the thread inside them (false: it already
+    // is, and this call is the handler's, which then uses the stream's
+    // queue and shared free list); leave() when done with both. Plain
+    // stores: a handler runs on the thread it interrupts.
+    [[gnu::always_inline]] bool enter() noexcept
+    {
+        if (inside_.load(std::memory_order_relaxed)) [[unlikely]]
+            return false;
+        inside_.store(true, std::memory_order_relaxed);
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        return true;
+    }
+    [[gnu::always_inline]] void leave() noexcept
+    {
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        inside_.store(false, std::memory_order_relaxed);
+    }
 
     // [the owner thread] Appends the marker `cell` (MpscQueue::marker_cell)
     // read at queue position `epoch`. False when the lane is full: nothing
@@ -114,6 +136,7 @@ private:
     alignas(64) std::atomic<uint64_t> tail_{0};      // cells written; release
     std::atomic<uint64_t> room_end_;                 // head_ as the owner last read it, plus capacity_
     std::atomic<uint64_t> last_epoch_{0};            // the epoch of the owner's last marker
+    std::atomic<bool> inside_{false};                // enter()ed and not left
     // The worker's line.
     alignas(64) std::atomic<uint64_t> head_{0};      // cells the worker took; release
     uint64_t unwritten_seen_ = UINT64_MAX;           // worker only: tail_ at the last look that held back
@@ -172,6 +195,9 @@ public:
     std::size_t cells_allocated() const noexcept { return cells_allocated_.load(std::memory_order_relaxed); }
 
 private:
+    // claim_for()'s slow half, under the claim mutex.
+    MarkerLane* make_for(uintptr_t owner, std::atomic<MarkerLane*>& slot) noexcept;
+
     const std::size_t lane_capacity_;
     const bool enabled_;
     std::atomic<MarkerLane*> slots_[kSlots] = {};

@@ -98,8 +98,11 @@ void WorkerStream::wake() noexcept
 
 bool WorkerStream::mark(uint32_t kind, uint32_t key) noexcept
 {
-    if (MarkerLane* lane = lanes_.claim())
-        if (lane->try_push(MpscQueue::marker_cell(kind, key), queue_.tail_position())) return true;
+    if (MarkerLane* lane = lanes_.claim(); lane != nullptr && lane->enter()) {
+        const bool pushed = lane->try_push(MpscQueue::marker_cell(kind, key), queue_.tail_position());
+        lane->leave();
+        if (pushed) return true;
+    }
     return queue_.push_marker(kind, key);
 }
 

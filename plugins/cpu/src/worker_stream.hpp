@@ -79,10 +79,11 @@ public:
     // [thread-safe] The window path's common case, split so that its caller
     // makes no call unless it must: lane() is the calling thread's lane
     // (nullptr: lanes are off, or it has none yet and mark_* gives it one),
-    // try_mark_* queues the marker there, or try_queue_* in the queue where
-    // lanes are off, when there is room (false: nothing queued, use
-    // mark_*), and needs_wake() says whether the worker announced it sleeps
-    // (then wake() it).
+    // try_mark_* queues the marker there (the caller inside the lane:
+    // MarkerLane::enter), or try_queue_* in the queue where lanes are off,
+    // when there is room (false: nothing queued, use mark_*), and
+    // needs_wake() says whether the worker announced it sleeps (then
+    // wake() it).
     [[gnu::always_inline]] MarkerLane* lane() const noexcept { return lanes_.find(); }
     bool lanes_enabled() const noexcept { return lanes_.enabled(); }
     [[gnu::always_inline]] bool try_queue_start(uint64_t id) noexcept { return queue_.try_push_marker(MpscQueue::kStart, key_of(id)); }
