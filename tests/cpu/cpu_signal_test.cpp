@@ -97,8 +97,8 @@ TEST_CASE("windows a signal handler opens while its thread opens its own all mea
             std::this_thread::sleep_for(std::chrono::microseconds(20));
         }
     });
-    // The thread's own windows, a batch at a time, while the signals land:
-    // most of them land inside profile_start or profile_end.
+    // The thread's own windows, a batch at a time, while the signals land
+    // (anywhere in this loop, often inside profile_start or profile_end).
     constexpr uint32_t kBatch = 1024;
     std::vector<lapse_token> own(kBatch);
     std::string why;
