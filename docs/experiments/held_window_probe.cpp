@@ -1,16 +1,16 @@
 // Experiment (not part of the build): the CPU plugin's window with its
 // worker held (what `cpu_window_worker_held_vs_two_rdtsc` times), each
 // window timed alone with the TSC, and what the machine did just before
-// the batch. docs/performance.md, "2026-12-07 (later): the held window is
-// fast or slow by what the machine did before it", has the figures.
+// the batch. docs/performance.md, "2026-12-07 (later): the caller's window
+// is set by the other core", has the figures.
 //
 // Build against a configured tree (build/ holds liblapse_core.so and the
-// plugins), from the project root:
+// plugins), from the project root, as one command:
 //   g++ -O2 -std=c++20 -Icore/include -Isdk/include -Lbuild/lib -Wl,-rpath,$PWD/build/lib
 //       docs/experiments/held_window_probe.cpp -llapse_core -o /tmp/held_window_probe
-//   (one line)
+// then:
 //   LAPSE_PLUGIN_PATH=$PWD/build/lib/lapse/ /tmp/held_window_probe [settle_us] [batches]
-//   (LAPSE_CPU_LANES=0: the windows through the stream's queue, not lanes)
+//   (LAPSE_CPU_LANES=1: the windows through each thread's lane)
 //
 // Each batch: a job submitted to stream 0 holds its worker (it waits on a
 // futex, as the bench's job does), 1,024 windows are opened and closed
