@@ -194,6 +194,48 @@ TEST_CASE("window_table: growth keeps records in place and ids distinct", "[wind
     CHECK(census.closed == 0);
 }
 
+TEST_CASE("window_table: an id whose index word is 0 is unknown, whatever its generation and however far the table grew",
+          "[window_table]")
+{
+    // Id 0's index is UINT32_MAX, which no chunk may hold: find() has no
+    // test of its own for it.
+    Table t(1, 16);
+    for (int i = 0; i < 100000; ++i) REQUIRE(t.open(0, 0) != 0);
+    for (uint64_t generation : {uint64_t{0}, uint64_t{1}, uint64_t{0xFFFFFFFF}}) {
+        const Table::Id zero = generation << 32;
+        CHECK(t.check(zero, 0) == WindowCheck::unknown);
+        CHECK(t.close(zero, 0, 1) == WindowCheck::unknown);
+        CHECK(!t.try_close(zero, 0, 1));
+        CHECK(t.abandon(zero, 0) == WindowCheck::unknown);
+        WindowCheck taken = WindowCheck::ok;
+        CHECK(read(t, zero, 0, &taken) == -1);
+        CHECK(taken == WindowCheck::unknown);
+        CHECK(t.locate(zero) == nullptr);
+    }
+    CHECK(t.abandon_all().open == 100000);
+}
+
+TEST_CASE("window_table: a tag's free list found once opens what opening by the tag opens", "[window_table]")
+{
+    Table t(2, 16);  // the 16 first records sit on shard 0
+    Table::FreeList& zero = t.free_list(0);
+    Table::FreeList& one = t.free_list(1);
+    CHECK(&t.free_list(2) == &zero);  // tags share shards modulo their count
+    CHECK(t.try_open(one, 1, 0) == 0);  // empty: try_open looks nowhere else
+    std::vector<Table::Id> ids;
+    for (int i = 0; i < 16; ++i) {
+        const Table::Id id = t.try_open(zero, 1, 1);
+        REQUIRE(id != 0);
+        CHECK(t.check(id, 1) == WindowCheck::ok);  // opened on the tag given, whichever list it came from
+        ids.push_back(id);
+    }
+    CHECK(t.try_open(zero, 0, 0) == 0);
+    CHECK(t.capacity() == 16);
+    for (Table::Id id : ids) REQUIRE(t.abandon(id, 1) == WindowCheck::ok);
+    for (Table::Id id : ids) t.release(id);  // freed onto tag 1's list
+    CHECK(t.try_open(one, 1, 0) != 0);
+}
+
 TEST_CASE("window_table: an empty shard takes records from the others before growing", "[window_table]")
 {
     Table t(2, 16);  // all 16 first records sit on shard 0

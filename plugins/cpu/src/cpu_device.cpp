@@ -105,7 +105,10 @@ CpuDevice::CpuDevice(sdk::Host host, const Settings& settings)
         streams_.reserve(settings_.streams);
         for (uint32_t i = 0; i < settings_.streams; ++i)
             streams_.push_back(std::make_unique<WorkerStream>(i, settings_.queue_capacity, settings_.lanes, clock_, windows_, completions_, host_));
-        for (uint32_t i = 0; i < settings_.streams; ++i) workers_[i] = streams_[i].get();
+        for (uint32_t i = 0; i < settings_.streams; ++i) {
+            workers_[i] = streams_[i].get();
+            free_lists_[i] = &windows_.free_list(i);
+        }
         // With lanes, every window leaves the queue's path by its first
         // comparison (refuse_start / refuse_end send it to the lanes').
         const bool lanes = workers_[0]->lanes_enabled();
@@ -200,13 +203,13 @@ lapse_status CpuDevice::profile_start(lapse_stream stream, lapse_token& token, l
     // One hold: the start marker, released when the worker stamps it (and
     // sets end_ns to "not stamped": a window whose end marker cannot be
     // queued resolves NOT_MEASURED).
-    const uint64_t id = windows_.try_open(stream, 1);
+    const uint64_t id = windows_.try_open(*free_lists_[stream], stream, 1);
     if (id == 0) [[unlikely]]
         return start_slow(stream, token, error);
     WorkerStream& s = *workers_[stream];
     if (!s.try_queue_start(id)) [[unlikely]]
         return start_queue_slow(stream, id, token, error);
-    return started(s, token, lapse_token{id, stream, 0});
+    return started(s, token, id, stream);
 }
 
 lapse_status CpuDevice::start_in_lane(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
@@ -227,7 +230,7 @@ lapse_status CpuDevice::start_in_lane(lapse_stream stream, lapse_token& token, l
     lane->leave();
     if (!marked) [[unlikely]]
         return start_queue_slow(stream, id, token, error);
-    return started(s, token, lapse_token{id, stream, 0});
+    return started(s, token, id, stream);
 }
 
 lapse_status CpuDevice::refuse_start(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept

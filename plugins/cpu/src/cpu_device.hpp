@@ -30,6 +30,9 @@
 #include <lapse/sdk/host.hpp>
 #include <lapse/sdk/resolve_compact.hpp>
 
+#include <bit>
+#include <cstddef>
+#include <cstring>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -94,9 +97,18 @@ private:
                                                     lapse_error* error) noexcept;
     [[gnu::noinline]] static lapse_status wake_then_ok(WorkerStream& stream) noexcept;
     // Both start paths' end: the token out, and the worker woken if it sleeps.
-    [[gnu::always_inline]] static lapse_status started(WorkerStream& stream, lapse_token& token, lapse_token opened) noexcept
+    [[gnu::always_inline]] static lapse_status started(WorkerStream& stream, lapse_token& token, uint64_t id,
+                                                       lapse_stream opened_on) noexcept
     {
-        token = opened;
+        // Two 8-byte stores (the stream and the reserved 0 are one word),
+        // where assigning the struct stores three.
+        static_assert(sizeof(lapse_token) == 16 && offsetof(lapse_token, opened_on) == 8 &&
+                      offsetof(lapse_token, reserved) == 12);
+        const uint64_t stream_word =
+            std::endian::native == std::endian::little ? uint64_t{opened_on} : uint64_t{opened_on} << 32;
+        auto* bytes = reinterpret_cast<unsigned char*>(&token);
+        std::memcpy(bytes, &id, sizeof id);
+        std::memcpy(bytes + offsetof(lapse_token, opened_on), &stream_word, sizeof stream_word);
         if (stream.needs_wake()) [[unlikely]]
             return wake_then_ok(stream);
         return LAPSE_OK;
@@ -124,14 +136,15 @@ private:
     // What the window path reads, next to each other in the device: the
     // streams whose windows take the queue's path inline (0 in inline mode
     // and with lanes, so one comparison sends a bad stream, inline mode and
-    // lanes out of line), and each one's worker (one load, no vector in
-    // between).
+    // lanes out of line), and each one's worker and free list of records
+    // (one load each, no vector or shard arithmetic in between).
     uint32_t queue_path_streams_ = 0;
     // The streams whose windows take the lane path (all of them with lanes
     // on, else 0): refuse_start / refuse_end send them on with one
     // comparison.
     uint32_t lane_path_streams_ = 0;
     WorkerStream* workers_[max_streams] = {};
+    CpuWindowTable::FreeList* free_lists_[max_streams] = {};
     // Stamps are converted to CLOCK_MONOTONIC at resolve, as resolve does.
     const lapse_resolve_compact compact_ =
         sdk::make_resolve_compact<CpuDevice>(LAPSE_TIMING_DEVICE, LAPSE_CLOCK_HOST_MONOTONIC);

@@ -147,6 +147,20 @@ public:
         return open_record(*r, index, tag, holds);
     }
 
+    // `tag`'s own free list, found once (it lives as long as the table):
+    // try_open(list, ...) is try_open(tag, ...) without working out which
+    // list is the tag's, for a hot path that opens on one tag per call.
+    using FreeList = typename Pool::Shard;
+    FreeList& free_list(uint32_t tag) noexcept { return pool_.shard(tag); }
+    [[gnu::always_inline]] Id try_open(FreeList& list, uint32_t tag, uint32_t holds) noexcept
+    {
+        uint32_t index;
+        Record* r;
+        if (!pool_.pop(list, index, r)) [[unlikely]]
+            return 0;
+        return open_record(*r, index, tag, holds);
+    }
+
     // A thread's own free records (detail::RecordCache: keep one per
     // thread and tag, for the thread's life). open() from it, refilled
     // from the tag's own list when empty (one CAS for up to cache_refill
@@ -681,11 +695,9 @@ private:
         return (static_cast<uint64_t>(gen) << 32) | (static_cast<uint64_t>(index) + 1);
     }
 
-    Record* find(Id id) const noexcept
-    {
-        if (static_cast<uint32_t>(id) == 0) return nullptr;
-        return pool_.record(index_of(id));
-    }
+    // Id 0 (never handed out) needs no test of its own: its index,
+    // UINT32_MAX, is in no chunk (RecordPool::record).
+    Record* find(Id id) const noexcept { return pool_.record(index_of(id)); }
 
     Pool pool_;
     std::unique_ptr<detail::TakeLock[]> take_locks_;  // one per shard (lapse/sdk/detail/take_lock.hpp)

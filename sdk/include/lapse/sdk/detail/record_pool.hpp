@@ -83,7 +83,8 @@ public:
     }
 
     // Chunk k covers indices [B(2^k - 1), B(2^(k+1) - 1)) with B = first_chunk.
-    // nullptr for an index in no chunk allocated yet.
+    // nullptr for an index in no chunk allocated yet, and so for UINT32_MAX
+    // (the index of id 0), which grow() never lets a chunk reach.
     Record* record(uint32_t index) const noexcept
     {
         // The first chunk (the records a table is sized with) is where
@@ -97,12 +98,21 @@ public:
         return record_in_later_chunk(index);
     }
 
+    // A free list: a shard's, or the parked records'.
+    struct alignas(64) Shard {
+        std::atomic<uint64_t> head{0};
+    };
+
     // A free record from `tag`'s own list, and its index (its address saves
     // the caller computing it again). False when that list is empty.
     bool pop(uint32_t tag, uint32_t& index, Record*& popped) noexcept
     {
         return pop_from(shards_[shard_of(tag)].head, index, popped);
     }
+    // The same from `tag`'s list as shard() found it once: for a caller
+    // that opens on the same tag again and again.
+    bool pop(Shard& list, uint32_t& index, Record*& popped) noexcept { return pop_from(list.head, index, popped); }
+    Shard& shard(uint32_t tag) noexcept { return shards_[shard_of(tag)]; }
 
     // pop() when `tag`'s list was empty: that list again, the other shards,
     // then a new chunk. False when memory, the 2^32 indices or max_records
@@ -176,10 +186,6 @@ public:
 private:
     static constexpr std::size_t kChunkAlignment = 64;
 
-    struct alignas(64) Shard {
-        std::atomic<uint64_t> head{0};
-    };
-
     // Up to `max` free records from `tag`'s own list, taken with one CAS,
     // as a chain linked through next_free (ending in 0): its first record's
     // index + 1, or 0 when the list was empty.
@@ -229,7 +235,9 @@ private:
         if (k >= max_chunks) return false;
         const uint64_t first = ((uint64_t{1} << k) - 1) << chunk_shift_;
         const uint64_t count = uint64_t{1} << (k + chunk_shift_);
-        if (first + count > UINT32_MAX) return false;  // ids keep index + 1 in 32 bits
+        // Ids keep index + 1 in 32 bits, so no chunk reaches index
+        // UINT32_MAX: record() answers nullptr for it (WindowTable::find).
+        if (first + count > UINT32_MAX) return false;
         if (first >= max_records_) return false;
         // Past max_records the chunk's tail is allocated but never handed out.
         const uint64_t usable = std::min<uint64_t>(count, max_records_ - first);
