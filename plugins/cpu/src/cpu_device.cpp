@@ -209,7 +209,7 @@ lapse_status CpuDevice::profile_start(lapse_stream stream, lapse_token& token, l
     WorkerStream& s = *workers_[stream];
     if (!s.try_queue_start(id)) [[unlikely]]
         return start_queue_slow(stream, id, token, error);
-    return started(s, token, id, stream);
+    return started(s, token, lapse_token{id, stream, 0});
 }
 
 lapse_status CpuDevice::start_in_lane(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept
@@ -230,7 +230,7 @@ lapse_status CpuDevice::start_in_lane(lapse_stream stream, lapse_token& token, l
     lane->leave();
     if (!marked) [[unlikely]]
         return start_queue_slow(stream, id, token, error);
-    return started(s, token, id, stream);
+    return started(s, token, lapse_token{id, stream, 0});
 }
 
 lapse_status CpuDevice::refuse_start(lapse_stream stream, lapse_token& token, lapse_error* error) noexcept

@@ -30,9 +30,6 @@
 #include <lapse/sdk/host.hpp>
 #include <lapse/sdk/resolve_compact.hpp>
 
-#include <bit>
-#include <cstddef>
-#include <cstring>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -97,18 +94,9 @@ private:
                                                     lapse_error* error) noexcept;
     [[gnu::noinline]] static lapse_status wake_then_ok(WorkerStream& stream) noexcept;
     // Both start paths' end: the token out, and the worker woken if it sleeps.
-    [[gnu::always_inline]] static lapse_status started(WorkerStream& stream, lapse_token& token, uint64_t id,
-                                                       lapse_stream opened_on) noexcept
+    [[gnu::always_inline]] static lapse_status started(WorkerStream& stream, lapse_token& token, lapse_token opened) noexcept
     {
-        // Two 8-byte stores (the stream and the reserved 0 are one word),
-        // where assigning the struct stores three.
-        static_assert(sizeof(lapse_token) == 16 && offsetof(lapse_token, opened_on) == 8 &&
-                      offsetof(lapse_token, reserved) == 12);
-        const uint64_t stream_word =
-            std::endian::native == std::endian::little ? uint64_t{opened_on} : uint64_t{opened_on} << 32;
-        auto* bytes = reinterpret_cast<unsigned char*>(&token);
-        std::memcpy(bytes, &id, sizeof id);
-        std::memcpy(bytes + offsetof(lapse_token, opened_on), &stream_word, sizeof stream_word);
+        token = opened;
         if (stream.needs_wake()) [[unlikely]]
             return wake_then_ok(stream);
         return LAPSE_OK;
