@@ -16,9 +16,13 @@
 // position is its generation, so a stale token can never match a slot
 // reused since), the end's check of the token against the slot and its
 // close by CAS (an abandon on another thread may race it), and the
-// sleeping-worker test after each push.
+// sleeping-worker test after each push. The switches: HOST_INLINE, the
+// calls inlined into the host's loop (a fast path the host compiles in);
+// TLS_LANE, the lane in initial-exec TLS, not found by a hash; NO_SIGNAL_FLAG
+// and NO_EPOCH, without those two rules, to see what each costs.
 //
-//   g++ -O2 -g -std=c++20 docs/experiments/slot_ring_model.cpp -o /tmp/slot_ring_model
+//   g++ -O2 -g -std=c++20 [-DHOST_INLINE] [-DTLS_LANE] [-DNO_SIGNAL_FLAG] [-DNO_EPOCH] \
+//       docs/experiments/slot_ring_model.cpp -o /tmp/slot_ring_model
 //   valgrind --tool=callgrind --toggle-collect='*lapse_counted_windows*' /tmp/slot_ring_model 2>&1 |
 //       sed -n 's/.*Collected : //p' | awk '{print $1 / 60000}'
 #include <atomic>
@@ -134,7 +138,13 @@ __thread Lane* tls_lane __attribute__((tls_model("initial-exec"))) = nullptr;
     return true;
 }
 
-[[gnu::noinline]] Status profile_start(Device* dev, uint32_t stream, Token* token, Error*)
+#if defined(HOST_INLINE)
+#define LAPSE_MODEL_CALL [[gnu::always_inline]] inline
+#else
+#define LAPSE_MODEL_CALL [[gnu::noinline]]
+#endif
+
+LAPSE_MODEL_CALL Status profile_start(Device* dev, uint32_t stream, Token* token, Error*)
 {
     if (dev == nullptr || token == nullptr) [[unlikely]]
         return slow();
@@ -163,7 +173,7 @@ __thread Lane* tls_lane __attribute__((tls_model("initial-exec"))) = nullptr;
     return kOk;
 }
 
-[[gnu::noinline]] Status profile_end(Device* dev, Token token, const EndOptions* options, Error*)
+LAPSE_MODEL_CALL Status profile_end(Device* dev, Token token, const EndOptions* options, Error*)
 {
     if (dev == nullptr || options != nullptr) [[unlikely]]
         return slow();
@@ -198,13 +208,21 @@ struct Plugin {
 
 constexpr uint32_t kWindowsPerRound = 20000;
 
-// The host loop of tests/bench/window_instructions.cpp, as written there.
+// The host loop of tests/bench/window_instructions.cpp, as written there;
+// with HOST_INLINE, the same calls inlined into it (a fast path the host
+// compiles in, as Tracy's macro is), not made through the pointers.
 [[gnu::noinline]] bool lapse_counted_windows(const Plugin& p, Device* h, std::vector<Token>& tokens)
 {
     for (uint32_t i = 0; i < kWindowsPerRound; ++i) {
         Token t;
+#if defined(HOST_INLINE)
+        (void)p;
+        if (profile_start(h, 0, &t, nullptr) != kOk || profile_end(h, t, nullptr, nullptr) != kOk) [[unlikely]]
+            return false;
+#else
         if (p.profile_start(h, 0, &t, nullptr) != kOk || p.profile_end(h, t, nullptr, nullptr) != kOk) [[unlikely]]
             return false;
+#endif
         tokens[i] = t;
     }
     return true;
