@@ -21,8 +21,8 @@
 // TLS_LANE, the lane in initial-exec TLS, not found by a hash; NO_SIGNAL_FLAG
 // and NO_EPOCH, without those two rules, to see what each costs.
 //
-//   g++ -O2 -g -std=c++20 [-DHOST_INLINE] [-DTLS_LANE] [-DNO_SIGNAL_FLAG] [-DNO_EPOCH] \
-//       docs/experiments/slot_ring_model.cpp -o /tmp/slot_ring_model
+//   flags="-DHOST_INLINE -DTLS_LANE"   # any of the four, or none
+//   g++ -O2 -g -std=c++20 $flags docs/experiments/slot_ring_model.cpp -o /tmp/slot_ring_model
 //   valgrind --tool=callgrind --toggle-collect='*lapse_counted_windows*' /tmp/slot_ring_model 2>&1 |
 //       sed -n 's/.*Collected : //p' | awk '{print $1 / 60000}'
 #include <atomic>
