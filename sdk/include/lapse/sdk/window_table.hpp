@@ -138,14 +138,7 @@ public:
     // open() from the tag's own free list only: 0 when that list is empty
     // (then call open(), which looks further). For a hot path that wants
     // no call and no saved register in its common case.
-    Id try_open(uint32_t tag, uint32_t holds) noexcept
-    {
-        uint32_t index;
-        Record* r;
-        if (!pool_.pop(tag, index, r)) [[unlikely]]
-            return 0;
-        return open_record(*r, index, tag, holds);
-    }
+    Id try_open(uint32_t tag, uint32_t holds) noexcept { return try_open_from(tag, tag, holds); }
 
     // `tag`'s own free list, found once (it lives as long as the table):
     // try_open(list, ...) is try_open(tag, ...) without working out which
@@ -154,11 +147,7 @@ public:
     FreeList& free_list(uint32_t tag) noexcept { return pool_.shard(tag); }
     [[gnu::always_inline]] Id try_open(FreeList& list, uint32_t tag, uint32_t holds) noexcept
     {
-        uint32_t index;
-        Record* r;
-        if (!pool_.pop(list, index, r)) [[unlikely]]
-            return 0;
-        return open_record(*r, index, tag, holds);
+        return try_open_from(list, tag, holds);
     }
 
     // A thread's own free records (detail::RecordCache: keep one per
@@ -178,11 +167,7 @@ public:
     }
     [[gnu::always_inline]] Id try_open(RecordCache& cache, uint32_t tag, uint32_t holds) noexcept
     {
-        uint32_t index;
-        Record* r;
-        if (!pool_.pop(cache, index, r)) [[unlikely]]
-            return 0;
-        return open_record(*r, index, tag, holds);
+        return try_open_from(cache, tag, holds);
     }
 
     // The payload of a record the caller has a right to (see above). The id
@@ -685,6 +670,18 @@ private:
     {
         while (!try_free(r, index, w, fate)) {
         }
+    }
+
+    // Every try_open()'s body: `from` names the list (a tag, a free list
+    // found once, a thread's cache; RecordPool::pop takes each).
+    template <class From>
+    [[gnu::always_inline]] Id try_open_from(From& from, uint32_t tag, uint32_t holds) noexcept
+    {
+        uint32_t index;
+        Record* r;
+        if (!pool_.pop(from, index, r)) [[unlikely]]
+            return 0;
+        return open_record(*r, index, tag, holds);
     }
 
     // A record just popped from a free list: OPEN, its id.
