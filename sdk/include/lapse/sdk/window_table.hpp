@@ -439,7 +439,8 @@ public:
     // Any other call meeting a BUSY record answers `busy` and changes
     // nothing (the caller waits, or answers pending). A claim is held only
     // across a device call, never across user code. Claimed records carry no
-    // holds: a backend uses claims or holds, not both.
+    // holds: a backend uses claims or holds, not both. Defined apart, in
+    // lapse/sdk/detail/window_table_claims.hpp.
 
     // The states a claim starts from (a mask of them) and publish() ends in.
     enum class Live : uint8_t { open = 1, closed = 2 };
@@ -448,93 +449,27 @@ public:
     // Claims the live record of `id` on `tag` if it is in one of `states`;
     // `was` receives the state it had. Not `ok`: why not (busy, another tag,
     // abandoned, still_open / closed when not in `states`, gone).
-    WindowCheck claim(Id id, uint32_t tag, unsigned states, Live& was) noexcept
-    {
-        Record* r = find(id);
-        if (r == nullptr) return WindowCheck::unknown;
-        uint64_t w = r->word.load(std::memory_order_acquire);
-        for (;;) {
-            WindowCheck c = classify(id, w, tag);
-            if (c != WindowCheck::ok) return c;
-            const uint64_t state = state_of(w);
-            if (state != kOpen && state != kClosed) return not_open(w);
-            if ((states & (1u << state)) == 0) return state == kOpen ? WindowCheck::still_open : WindowCheck::closed;
-            if (r->word.compare_exchange_weak(w, (w & ~kStateMask) | kBusy, std::memory_order_acquire,
-                                              std::memory_order_acquire)) {
-                was = state == kOpen ? Live::open : Live::closed;
-                return WindowCheck::ok;
-            }
-        }
-    }
-
+    WindowCheck claim(Id id, uint32_t tag, unsigned states, Live& was) noexcept;
     // Ends a claim: the record is live again, in `state`, with what the
     // claimer wrote to its payload.
-    void publish(Id id, Live state) noexcept
-    {
-        Record* r = pool_.record(index_of(id));
-        uint64_t w = r->word.load(std::memory_order_relaxed);
-        while (!r->word.compare_exchange_weak(w, (w & ~kStateMask) | static_cast<uint64_t>(state),
-                                              std::memory_order_release, std::memory_order_relaxed)) {
-        }
-    }
-
+    void publish(Id id, Live state) noexcept;
     // Ends a claim by freeing the record: its window is over, `resolved`
     // (taken) or forgotten (abandoned), as a later token of it is told.
     // Into `batch` when one is given.
-    void free_claimed(Id id, bool resolved, FreeBatch* batch = nullptr) noexcept
-    {
-        Record* r = pool_.record(index_of(id));
-        uint64_t w = r->word.load(std::memory_order_relaxed);
-        while (!try_free(*r, index_of(id), w, resolved ? kFateResolved : kFateForgotten, batch)) {
-        }
-    }
-
+    void free_claimed(Id id, bool resolved, FreeBatch* batch = nullptr) noexcept;
     // Ends a claim by parking the record: its window is over for the host (a
     // token of it reads `abandoned`), but the device may still use what the
     // payload names (events a GPU has not reached yet) and nobody will tell
     // the table when it stops. The record waits on the parked list until
     // reclaim_parked() finds it done.
-    void park(Id id) noexcept
-    {
-        const uint32_t index = index_of(id);
-        Record* r = pool_.record(index);
-        uint64_t w = r->word.load(std::memory_order_relaxed);
-        while (!r->word.compare_exchange_weak(w, (w & ~kStateMask) | kAbandoned, std::memory_order_release,
-                                              std::memory_order_relaxed)) {
-        }
-        pool_.push_parked(index);
-    }
-
+    void park(Id id) noexcept;
     // Looks at up to `tries` (at most 8) parked records and frees each one
     // that done(const Payload&) says the device is finished with; the others
     // go back on the list. True when one became free (onto its tag's free
     // list): for an open that found the free lists empty, before it grows
     // the table. Only parked records are read, and nobody else writes them.
     template <class Done>
-    bool reclaim_parked(Done&& done, uint32_t tries) noexcept
-    {
-        constexpr uint32_t kMaxTries = 8;
-        uint32_t still[kMaxTries];
-        uint32_t n_still = 0;
-        bool freed = false;
-        tries = std::min(tries, kMaxTries);
-        for (uint32_t t = 0; t < tries && !freed; ++t) {
-            uint32_t index;
-            Record* r;
-            if (!pool_.pop_parked(index, r)) break;
-            if (!done(static_cast<const Payload&>(r->payload))) {
-                still[n_still++] = index;
-                continue;
-            }
-            uint64_t w = r->word.load(std::memory_order_acquire);
-            const bool retires = gen_of(w) == UINT32_MAX;
-            while (!try_free(*r, index, w, kFateForgotten)) {
-            }
-            freed = !retires;
-        }
-        for (uint32_t k = 0; k < n_still; ++k) pool_.push_parked(still[k]);
-        return freed;
-    }
+    bool reclaim_parked(Done&& done, uint32_t tries) noexcept;
 
     // Calls f(Payload&) for every record allocated, live or free. Only while
     // no other call runs (a device's close): for payloads that own
@@ -701,3 +636,6 @@ private:
 };
 
 }  // namespace lapse::sdk
+
+// The claims' definitions (declared above).
+#include <lapse/sdk/detail/window_table_claims.hpp>
