@@ -180,17 +180,11 @@ public:
     {
         if (try_close(id, tag, add_holds)) [[likely]]
             return WindowCheck::ok;
-        Record* r = find(id);
-        if (r == nullptr) return WindowCheck::unknown;
-        uint64_t w = r->word.load(std::memory_order_acquire);
-        for (;;) {
-            WindowCheck c = classify(id, w, tag);
-            if (c != WindowCheck::ok) return c;
+        return change_live(id, tag, std::memory_order_acq_rel, [&](uint64_t w, uint64_t& next) noexcept {
             if (state_of(w) != kOpen) return not_open(w);
-            uint64_t next = pack(gen_of(w), tag, holds_of(w) + add_holds, kClosed);
-            if (r->word.compare_exchange_weak(w, next, std::memory_order_acq_rel, std::memory_order_acquire))
-                return WindowCheck::ok;
-        }
+            next = pack(gen_of(w), tag, holds_of(w) + add_holds, kClosed);
+            return WindowCheck::ok;
+        });
     }
 
     // close()'s common case alone: the live, open record of `id` on `tag`
@@ -604,6 +598,26 @@ private:
     void free_record(Record& r, uint32_t index, uint64_t w, uint64_t fate) noexcept
     {
         while (!try_free(r, index, w, fate)) {
+        }
+    }
+
+    // close()'s and claim()'s CAS loop: the live record of `id` on `tag`
+    // (classify) goes from its word w to the word change(w, next) sets,
+    // retried until the CAS holds; an answer of change() other than `ok`
+    // returns at once, changing nothing.
+    template <class Change>
+    WindowCheck change_live(Id id, uint32_t tag, std::memory_order success, Change&& change) noexcept
+    {
+        Record* r = find(id);
+        if (r == nullptr) return WindowCheck::unknown;
+        uint64_t w = r->word.load(std::memory_order_acquire);
+        for (;;) {
+            WindowCheck c = classify(id, w, tag);
+            if (c != WindowCheck::ok) return c;
+            uint64_t next = 0;
+            c = change(w, next);
+            if (c != WindowCheck::ok) return c;
+            if (r->word.compare_exchange_weak(w, next, success, std::memory_order_acquire)) return WindowCheck::ok;
         }
     }
 

@@ -9,21 +9,17 @@ namespace lapse::sdk {
 template <class Payload>
 WindowCheck WindowTable<Payload>::claim(Id id, uint32_t tag, unsigned states, Live& was) noexcept
 {
-    Record* r = find(id);
-    if (r == nullptr) return WindowCheck::unknown;
-    uint64_t w = r->word.load(std::memory_order_acquire);
-    for (;;) {
-        WindowCheck c = classify(id, w, tag);
-        if (c != WindowCheck::ok) return c;
+    uint64_t from = 0;  // the state the claim took the record from
+    const WindowCheck c = change_live(id, tag, std::memory_order_acquire, [&](uint64_t w, uint64_t& next) noexcept {
         const uint64_t state = state_of(w);
         if (state != kOpen && state != kClosed) return not_open(w);
         if ((states & (1u << state)) == 0) return state == kOpen ? WindowCheck::still_open : WindowCheck::closed;
-        if (r->word.compare_exchange_weak(w, (w & ~kStateMask) | kBusy, std::memory_order_acquire,
-                                          std::memory_order_acquire)) {
-            was = state == kOpen ? Live::open : Live::closed;
-            return WindowCheck::ok;
-        }
-    }
+        from = state;
+        next = (w & ~kStateMask) | kBusy;
+        return WindowCheck::ok;
+    });
+    if (c == WindowCheck::ok) was = from == kOpen ? Live::open : Live::closed;
+    return c;
 }
 
 template <class Payload>
